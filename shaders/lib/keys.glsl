@@ -1,0 +1,40 @@
+// Keys: storage type, the order-preserving map to unsigned bits, and digit extraction.
+//
+// KEY_BITS (32 or 64) is a compile-time define: one SPIR-V module per key width. The kind of
+// key and the direction are specialization constants. The map matches src/prim/keys.h:
+// signed keys flip the sign bit; floats flip every bit when negative and the sign bit
+// otherwise (IEEE 754 totalOrder); descending order complements the result, which keeps
+// the sort stable where reversing the output would not.
+
+#if KEY_BITS == 64
+#define key_t uint64_t
+#else
+#define key_t uint
+#endif
+
+layout(constant_id = 2) const uint KEY_KIND = 0; // 0 unsigned, 1 signed, 2 float
+layout(constant_id = 3) const uint KEY_DESCENDING = 0;
+
+const key_t KEY_SIGN_BIT = key_t(1) << (KEY_BITS - 1);
+// Padding for partial tiles: the largest ordered key, so padding ranks after every real key.
+const key_t ORDERED_KEY_MAX = ~key_t(0);
+
+key_t key_to_ordered(key_t k) {
+  key_t o = k;
+  if (KEY_KIND == 1) o = k ^ KEY_SIGN_BIT;
+  if (KEY_KIND == 2) o = (k & KEY_SIGN_BIT) != 0 ? ~k : (k | KEY_SIGN_BIT);
+  if (KEY_DESCENDING != 0) o = ~o;
+  return o;
+}
+
+key_t key_from_ordered(key_t o) {
+  if (KEY_DESCENDING != 0) o = ~o;
+  if (KEY_KIND == 1) return o ^ KEY_SIGN_BIT;
+  if (KEY_KIND == 2) return (o & KEY_SIGN_BIT) != 0 ? (o ^ KEY_SIGN_BIT) : ~o;
+  return o;
+}
+
+// `bits` wide digit (1..8) of an ordered key starting at bit `shift`.
+uint key_digit(key_t ordered, uint shift, uint bits) {
+  return uint(ordered >> shift) & ((1u << bits) - 1u);
+}

@@ -1,0 +1,55 @@
+// Decoupled look-back descriptors (Merrill & Garland 2016) with 30-bit counts.
+//
+// One 32-bit word per (tile, slot) holds a 2-bit status and a 30-bit count. Status and count
+// travel in one atomic access, so a reader can never see one without the other and no fence
+// is needed. Counts must stay below 2^30 (callers bound n accordingly).
+//
+// Waiting is bounded: a reader polls an empty descriptor at most LOOKBACK_SPIN_LIMIT times
+// in a row, then the kernel computes the missing count itself ("decoupled fallback",
+// Smith, Levien & Owens 2025). Progress therefore never depends on another workgroup being
+// scheduled, and no loop runs unbounded (llvmpipe, for one, ends any shader's loops after
+// 65535 iterations in total).
+//
+// Requires a buffer array `lookback` of uint declared by the including kernel.
+
+layout(constant_id = 5) const uint LOOKBACK_SPIN_LIMIT = 256;
+
+const uint LOOKBACK_EMPTY = 0u;
+const uint LOOKBACK_AGGREGATE = 1u << 30; // the tile's own count
+const uint LOOKBACK_INCLUSIVE = 2u << 30; // the count of this tile and all before it
+const uint LOOKBACK_STATUS = 3u << 30;
+const uint LOOKBACK_COUNT = (1u << 30) - 1u;
+const uint LOOKBACK_DONE = 0xFFFFFFFFu; // "no tile left to read" in a walk's position
+
+void lookback_post(uint index, uint status_and_count) {
+  atomicStore(lookback[index], status_and_count, gl_ScopeQueueFamily, 0, 0);
+}
+
+// Publishes a count computed on another tile's behalf, unless that tile has posted already
+// (its own value is the same, or an inclusive one that must not be downgraded).
+void lookback_post_if_empty(uint index, uint status_and_count) {
+  atomicCompSwap(lookback[index], LOOKBACK_EMPTY, status_and_count, gl_ScopeQueueFamily, 0, 0, 0, 0);
+}
+
+uint lookback_poll(uint index) {
+  return atomicLoad(lookback[index], gl_ScopeQueueFamily, 0, 0);
+}
+
+// One bounded step of a walk back in slot `slot` (`stride` slots per tile): starting at tile
+// `next`, add aggregates to `prefix` until a tile that posted its inclusive count (then
+// `next` becomes LOOKBACK_DONE) or until a tile stays empty for LOOKBACK_SPIN_LIMIT polls
+// (then `next` is that tile, to be counted by the caller).
+void lookback_walk(inout uint next, inout uint prefix, uint slot, uint stride) {
+  uint spins = 0u;
+  while (next != LOOKBACK_DONE && spins < LOOKBACK_SPIN_LIMIT) {
+    const uint word = lookback_poll(next * stride + slot);
+    const uint status = word & LOOKBACK_STATUS;
+    if (status == LOOKBACK_EMPTY) {
+      spins++;
+    } else {
+      prefix += word & LOOKBACK_COUNT;
+      next = status == LOOKBACK_INCLUSIVE ? LOOKBACK_DONE : next - 1u;
+      spins = 0u;
+    }
+  }
+}

@@ -1,0 +1,28 @@
+// Subgroup multisplit: which invocations of the subgroup hold the same digit.
+//
+// One ballot per digit bit narrows the active invocations down to those that agree with
+// this one on every bit (the warp-level multisplit of GPU radix sorts). Ballots are
+// uvec4 (up to 128 lanes); subgroups of 32 or fewer need only the first word.
+
+uvec4 subgroup_match_digit(uint digit, uint bits) {
+  if (SUBGROUP_SIZE <= 32) {
+    uint peers = subgroupBallot(true).x;
+    [[unroll]] for (uint b = 0; b < RADIX_BITS; b++) {
+      if (b < bits) {
+        bool set = ((digit >> b) & 1u) != 0u;
+        uint vote = subgroupBallot(set).x;
+        peers &= set ? vote : ~vote;
+      }
+    }
+    return uvec4(peers, 0u, 0u, 0u);
+  }
+  uvec4 peers = subgroupBallot(true);
+  [[unroll]] for (uint b = 0; b < RADIX_BITS; b++) {
+    if (b < bits) {
+      bool set = ((digit >> b) & 1u) != 0u;
+      uvec4 vote = subgroupBallot(set);
+      peers &= set ? vote : ~vote;
+    }
+  }
+  return peers;
+}

@@ -1,0 +1,241 @@
+#version 460
+#extension GL_GOOGLE_include_directive : require
+// One digit-binning pass of the Onesweep LSD radix sort (Adinets & Merrill 2022).
+//
+// Each workgroup sorts one tile of WORKGROUP_SIZE * KEYS_PER_THREAD keys by one digit:
+//  1. take a tile index from an atomic ticket (never gl_WorkGroupID: tiles must start in
+//     order for the look-back to make progress, and no driver promises that);
+//  2. rank the tile's keys by digit with subgroup ballots into per-subgroup counters;
+//  3. publish the tile's per-digit counts, then look back over earlier tiles' counts to
+//     learn where each digit's keys go in the output (lib/lookback.glsl), recounting a
+//     tile itself when its counts are slow to appear;
+//  4. stage the keys in shared memory in tile order, so that each digit's run is written
+//     to consecutive addresses.
+// The order of equal digits is kept (stable), which makes the LSD passes a sort.
+#include "lib/common.glsl"
+#include "lib/keys.glsl"
+
+layout(constant_id = 4) const uint KEYS_PER_THREAD = 15;
+
+layout(std430, binding = 0) readonly buffer KeysIn { key_t keys_in[]; };
+layout(std430, binding = 1) writeonly buffer KeysOut { key_t keys_out[]; };
+layout(std430, binding = 2) readonly buffer DigitStarts { uint digit_starts[]; }; // [pass][RADIX]
+layout(std430, binding = 3) buffer Lookback { uint lookback[]; };                 // [tile][RADIX], zeroed
+layout(std430, binding = 4) buffer Control { uint tickets[]; };                   // one per pass, zeroed
+
+#include "lib/lookback.glsl"
+#include "lib/subgroup_multisplit.glsl"
+#include "lib/workgroup_scan.glsl"
+
+layout(push_constant) uniform Push {
+  uint n;
+  uint tiles;
+  uint shift; // bit offset of this pass's digit
+  uint bits;  // digit width, 1..8
+  uint pass;  // selects the ticket counter and the digit starts
+  uint flags;
+} pc;
+
+const uint PASS_FIRST = 1u; // keys arrive as stored: map them to ordered keys
+const uint PASS_LAST = 2u;  // write keys back as stored
+
+const uint TILE_KEYS = WORKGROUP_SIZE * KEYS_PER_THREAD;
+const uint SUBGROUP_KEYS = SUBGROUP_SIZE * KEYS_PER_THREAD;
+const uint KEY_WORDS = KEY_BITS / 32;
+const uint COUNTER_WORDS = NUM_SUBGROUPS * RADIX;
+const uint STAGED_KEY_WORDS = TILE_KEYS * KEY_WORDS;
+const uint STAGE_WORDS = COUNTER_WORDS > STAGED_KEY_WORDS ? COUNTER_WORDS : STAGED_KEY_WORDS;
+const uint DIGITS_PER_INVOCATION = (RADIX + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
+
+// Reused: first each subgroup's digit counters, then the tile's keys in sorted order.
+shared uint s_stage[STAGE_WORDS];
+shared uint s_digit_count[RADIX]; // keys of each digit in this tile
+shared uint s_digit_start[RADIX]; // first position of each digit in tile order
+shared uint s_digit_dest[RADIX];  // keys of each digit before this tile; then the output index
+                                  // of tile position 0 for that digit (mod 2^32)
+shared uint s_walk_next[RADIX];   // look-back: the earlier tile to read next, or LOOKBACK_DONE
+shared uint s_recount[RADIX];     // fallback: digit counts of a recounted tile
+shared uint s_ticket;
+shared uint s_stuck_tile;         // fallback: 1 + the newest tile a digit waits on; 0 if none
+
+uint digit_of(key_t ordered) { return key_digit(ordered, pc.shift, pc.bits); }
+
+key_t load_key(uint index) {
+  const key_t k = keys_in[index];
+  return (pc.flags & PASS_FIRST) != 0u ? key_to_ordered(k) : k;
+}
+
+void stage_key(uint position, key_t ordered) {
+#if KEY_BITS == 64
+  s_stage[position] = uint(ordered);
+  s_stage[TILE_KEYS + position] = uint(ordered >> 32);
+#else
+  s_stage[position] = ordered;
+#endif
+}
+
+key_t staged_key(uint position) {
+#if KEY_BITS == 64
+  return key_t(s_stage[position]) | (key_t(s_stage[TILE_KEYS + position]) << 32);
+#else
+  return s_stage[position];
+#endif
+}
+
+// Exclusive prefix sum of s_digit_start[] in place; invocation i owns a run of digits.
+void scan_digit_starts() {
+  const uint first = gl_LocalInvocationID.x * DIGITS_PER_INVOCATION;
+  uint sum = 0u;
+  for (uint r = 0u; r < DIGITS_PER_INVOCATION; r++)
+    if (first + r < RADIX) sum += s_digit_start[first + r];
+  uint prefix = workgroup_exclusive_add(sum);
+  for (uint r = 0u; r < DIGITS_PER_INVOCATION; r++) {
+    if (first + r < RADIX) {
+      const uint count = s_digit_start[first + r];
+      s_digit_start[first + r] = prefix;
+      prefix += count;
+    }
+  }
+  barrier();
+}
+
+// Records digit d's look-back state; once the walk is done, publishes this tile's
+// inclusive count so later tiles can stop here.
+void settle_digit(uint tile, uint d, uint next, uint prefix) {
+  s_walk_next[d] = next;
+  s_digit_dest[d] = prefix;
+  if (next == LOOKBACK_DONE) lookback_post(tile * RADIX + d, LOOKBACK_INCLUSIVE | (prefix + s_digit_count[d]));
+}
+
+void walk_digit(uint tile, uint d) {
+  uint next = s_walk_next[d], prefix = s_digit_dest[d];
+  if (next == LOOKBACK_DONE) return;
+  lookback_walk(next, prefix, d, RADIX);
+  settle_digit(tile, d, next, prefix);
+}
+
+// Fallback: counts the digits of earlier tile k from its keys (tiles before the last are
+// full). Tile 0 also carries the pass's digit starts, as its inclusive count does.
+void recount_tile(uint k) {
+  const uint lid = gl_LocalInvocationID.x;
+  for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) s_recount[d] = 0u;
+  barrier();
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++)
+    atomicAdd(s_recount[digit_of(load_key(k * TILE_KEYS + i * WORKGROUP_SIZE + lid))], 1u);
+  barrier();
+}
+
+// Completes s_digit_dest[d] = keys of digit d in all tiles before `tile`, plus the digit's
+// start in the output, publishing this tile's inclusive counts on the way.
+void look_back(uint tile) {
+  const uint lid = gl_LocalInvocationID.x;
+  for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) walk_digit(tile, d);
+  for (;;) {
+    if (lid == 0u) s_stuck_tile = 0u;
+    barrier();
+    for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE)
+      if (s_walk_next[d] != LOOKBACK_DONE) atomicMax(s_stuck_tile, s_walk_next[d] + 1u);
+    barrier();
+    const uint stuck = s_stuck_tile;
+    if (stuck == 0u) break;
+    // Recount the newest tile anyone waits on and move those digits past it.
+    const uint k = stuck - 1u;
+    recount_tile(k);
+    for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) {
+      if (s_walk_next[d] == k) {
+        const uint count = k == 0u ? s_recount[d] + digit_starts[pc.pass * RADIX + d] : s_recount[d];
+        lookback_post_if_empty(k * RADIX + d, (k == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | count);
+        settle_digit(tile, d, k == 0u ? LOOKBACK_DONE : k - 1u, s_digit_dest[d] + count);
+      }
+      walk_digit(tile, d);
+    }
+    barrier();
+  }
+}
+
+void main() {
+  const uint lid = gl_LocalInvocationID.x;
+  const uint lane = gl_SubgroupInvocationID;
+  const uint counters = gl_SubgroupID * RADIX;
+
+  if (lid == 0u) s_ticket = atomicAdd(tickets[pc.pass], 1u);
+  for (uint i = lid; i < COUNTER_WORDS; i += WORKGROUP_SIZE) s_stage[i] = 0u;
+  barrier();
+  const uint tile = s_ticket;
+  if (tile >= pc.tiles) return; // surplus workgroup of a folded dispatch
+
+  // Load: subgroup s owns keys [s * SUBGROUP_KEYS, (s + 1) * SUBGROUP_KEYS) of the tile, lane by
+  // lane, so every load is contiguous across the subgroup and ranks follow input order.
+  // Positions past n hold the largest key, which ranks after every real key.
+  const uint tile_first = tile * TILE_KEYS;
+  const uint first = tile_first + gl_SubgroupID * SUBGROUP_KEYS + lane;
+  key_t keys[KEYS_PER_THREAD];
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
+    const uint index = first + i * SUBGROUP_SIZE;
+    keys[i] = index < pc.n ? load_key(index) : ORDERED_KEY_MAX;
+  }
+
+  // Rank within the subgroup: keys before this one with the same digit, counting earlier
+  // rounds through the subgroup's counters and this round through the ballot.
+  uint rank[KEYS_PER_THREAD];
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
+    const uint d = digit_of(keys[i]);
+    const uvec4 peers = subgroup_match_digit(d, pc.bits);
+    const uint leader = subgroupBallotFindLSB(peers);
+    const uint group_size = subgroupBallotBitCount(peers);
+    uint before = 0u;
+    if (lane == leader) {
+      before = s_stage[counters + d];
+      s_stage[counters + d] = before + group_size;
+    }
+    rank[i] = subgroupShuffle(before, leader) + subgroupBallotExclusiveBitCount(peers);
+    subgroupBarrier(); // the next round's leader may be another invocation
+  }
+  barrier();
+
+  // Per digit: each subgroup's offset within the tile's run of that digit, and the tile's
+  // count, published at once so later tiles can look back past this one. Tile 0 knows its
+  // inclusive count at once: the pass's digit start plus its own count.
+  for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) {
+    uint total = 0u;
+    for (uint s = 0u; s < NUM_SUBGROUPS; s++) {
+      const uint c = s_stage[s * RADIX + d];
+      s_stage[s * RADIX + d] = total;
+      total += c;
+    }
+    s_digit_count[d] = total;
+    s_digit_start[d] = total;
+    if (tile == 0u) {
+      settle_digit(tile, d, LOOKBACK_DONE, digit_starts[pc.pass * RADIX + d]);
+    } else {
+      lookback_post(tile * RADIX + d, LOOKBACK_AGGREGATE | total);
+      s_walk_next[d] = tile - 1u;
+      s_digit_dest[d] = 0u;
+    }
+  }
+  barrier();
+  scan_digit_starts();
+
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
+    const uint d = digit_of(keys[i]);
+    rank[i] += s_digit_start[d] + s_stage[counters + d];
+  }
+  barrier(); // all counters read before the keys overwrite them
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) stage_key(rank[i], keys[i]);
+
+  if (tile != 0u) look_back(tile);
+  barrier();
+  for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) s_digit_dest[d] -= s_digit_start[d];
+  barrier();
+
+  // Write out in tile order: consecutive invocations mostly share a digit, so they write
+  // consecutive addresses. Padding sorts last and is never written.
+  const uint valid = min(TILE_KEYS, pc.n - tile_first);
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
+    const uint j = lid + i * WORKGROUP_SIZE;
+    if (j < valid) {
+      const key_t k = staged_key(j);
+      keys_out[s_digit_dest[digit_of(k)] + j] = (pc.flags & PASS_LAST) != 0u ? key_from_ordered(k) : k;
+    }
+  }
+}

@@ -1,0 +1,250 @@
+/* gpusort bench: GPU time of the sort on device-resident data, beside a buffer-to-buffer
+ * copy of the same bytes measured in the same run, so the figure is a ratio to the
+ * device's own bandwidth rather than an absolute from another day. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/report.h"
+#include "io/datagen.h"
+#include "io/transfer.h"
+#include "io/verify.h"
+#include "prim/radix_sort.h"
+#include "util/error.h"
+
+enum { MAX_SIZES = 32, WARMUP_RUNS = 2 };
+
+static int parse_sizes(const char *text, uint64_t *sizes, unsigned *count) {
+  char *copy = strdup(text);
+  if (!copy) return gs_fail(GS_ERR_RUNTIME, "out of host memory");
+  *count = 0;
+  int rc = GS_OK;
+  for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    if (*count == MAX_SIZES || gs_parse_count(tok, &sizes[*count]) != 0 || sizes[*count] == 0) {
+      rc = gs_fail(GS_ERR_USAGE, "--sizes takes up to %d positive counts (decimal or 2^K), not '%s'", MAX_SIZES, tok);
+      break;
+    }
+    (*count)++;
+  }
+  free(copy);
+  if (rc == GS_OK && *count == 0) rc = gs_fail(GS_ERR_USAGE, "--sizes is empty");
+  return rc;
+}
+
+static int compare_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, unsigned n) {
+  qsort(v, n, sizeof *v, compare_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Median GPU time of a buffer-to-buffer copy of `bytes`. */
+static int time_copy(gs_device *dev, gs_submission *sub, gs_timestamps *ts, gs_buffer *from, gs_buffer *to,
+                     VkDeviceSize bytes, unsigned reps, double *seconds) {
+  double t[256];
+  for (unsigned r = 0; r < WARMUP_RUNS + reps; r++) {
+    gs_timestamps_reset(dev, ts);
+    int rc = gs_submission_begin(dev, sub);
+    if (rc) return rc;
+    gs_timestamps_write(sub->cb, ts, 0);
+    VkBufferCopy region = {.size = bytes};
+    vkCmdCopyBuffer(sub->cb, from->buffer, to->buffer, 1, &region);
+    gs_timestamps_write(sub->cb, ts, 1);
+    if ((rc = gs_submission_submit(dev, sub, "the copy benchmark")) ||
+        (rc = gs_submission_wait(dev, sub, "the copy benchmark")))
+      return rc;
+    uint64_t ticks[2];
+    if ((rc = gs_timestamps_read(dev, ts, 0, 2, ticks))) return rc;
+    if (r >= WARMUP_RUNS) t[r - WARMUP_RUNS] = gs_timestamps_seconds(dev, ticks[0], ticks[1]);
+  }
+  *seconds = median(t, reps);
+  return GS_OK;
+}
+
+/* Median GPU time of the sort of n keys, each run starting from the same pristine keys. */
+static int time_sort(gs_radix_sort *s, gs_buffer *pristine, uint64_t n, unsigned reps, double *seconds,
+                     double *pass_seconds, gs_buffer **result) {
+  gs_device *dev = s->dev;
+  double t[256], passes[GS_RADIX_MAX_PASSES][256];
+  gs_radix_sort_run_options run = {.n = n};
+  for (unsigned r = 0; r < WARMUP_RUNS + reps; r++) {
+    gs_radix_sort_reset_times(s);
+    int rc = gs_submission_begin(dev, &s->submission);
+    if (rc) return rc;
+    VkBufferCopy region = {.size = n * s->info->bytes};
+    vkCmdCopyBuffer(s->submission.cb, pristine->buffer, gs_radix_sort_input(s)->buffer, 1, &region);
+    gs_cmd_barrier(s->submission.cb);
+    if ((rc = gs_radix_sort_record(s, s->submission.cb, &run, result)) ||
+        (rc = gs_submission_submit(dev, &s->submission, "the sort benchmark")) ||
+        (rc = gs_submission_wait(dev, &s->submission, "the sort benchmark")) ||
+        (rc = gs_radix_sort_collect_times(s)))
+      return rc;
+    if (r < WARMUP_RUNS) continue;
+    t[r - WARMUP_RUNS] = s->times.total;
+    for (unsigned p = 0; p < s->times.passes; p++) passes[p][r - WARMUP_RUNS] = s->times.pass[p];
+  }
+  *seconds = median(t, reps);
+  for (unsigned p = 0; p < s->times.passes; p++) pass_seconds[p] = median(passes[p], reps);
+  return GS_OK;
+}
+
+typedef struct {
+  gs_order_check *order;
+  gs_multiset_hash *hash;
+  unsigned key_bytes;
+} check_sink;
+
+static int check_chunk(void *ctx, const void *data, size_t bytes) {
+  check_sink *c = ctx;
+  gs_order_check_feed(c->order, data, bytes);
+  gs_multiset_hash_add(c->hash, data, bytes, c->key_bytes);
+  return GS_OK;
+}
+
+int gs_cmd_bench(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"keys", required_argument, NULL, OPT_KEYS},       {"sizes", required_argument, NULL, OPT_SIZES},
+      {"reps", required_argument, NULL, OPT_REPS},       {"device", required_argument, NULL, OPT_DEVICE},
+      {"timeout", required_argument, NULL, OPT_TIMEOUT}, {"quiet", no_argument, NULL, 'q'},
+      {"verbose", no_argument, NULL, 'v'},               {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, 'V'},               {NULL, 0, NULL, 0}};
+  gs_common_options common;
+  bool done, default_sizes = true;
+  gs_key_type key = GS_KEY_U32;
+  uint64_t sizes[MAX_SIZES] = {1u << 16, 1u << 20, 1u << 24, 1u << 26, 1u << 28}, reps = 15;
+  unsigned nsizes = 5;
+  gs_options_begin(&common, &done);
+  int opt, rc;
+  while ((opt = getopt_long(argc, argv, ":qvhV", longopts, NULL)) != -1) {
+    if ((rc = gs_common_option(&common, opt, optarg)) != 0) {
+      if (rc != 1) return rc;
+      continue;
+    }
+    switch (opt) {
+    case OPT_KEYS:
+      if ((rc = gs_parse_key_type(optarg, &key))) return rc;
+      break;
+    case OPT_SIZES:
+      if ((rc = parse_sizes(optarg, sizes, &nsizes))) return rc;
+      default_sizes = false;
+      break;
+    case OPT_REPS:
+      if (gs_parse_count(optarg, &reps) != 0 || reps == 0 || reps > 255)
+        return gs_fail(GS_ERR_USAGE, "--reps takes a count from 1 to 255, not '%s'", optarg);
+      break;
+    default:
+      if ((rc = gs_other_option(opt, argv, &done)) || done) return rc;
+    }
+  }
+  if (optind != argc) return gs_fail(GS_ERR_USAGE, "bench takes no arguments (see 'gpusort --help')");
+  const gs_key_info *info = gs_key_info_of(key);
+
+  gs_device dev;
+  if ((rc = gs_device_open(&dev, common.device))) return rc;
+  dev.timeout_ns = (uint64_t)(common.timeout_s * 1e9);
+  /* A size fits if one buffer can hold it and three copies (pristine, keys, alternate)
+   * leave a quarter of device memory free. */
+  const uint64_t max_keys = gs_radix_sort_max_keys(&dev, key);
+  uint64_t largest = 0;
+  bool fits[MAX_SIZES];
+  for (unsigned i = 0; i < nsizes; i++) {
+    fits[i] = sizes[i] <= max_keys && 3 * sizes[i] * info->bytes <= dev.info.device_local_bytes / 4 * 3;
+    if (fits[i] && sizes[i] > largest) largest = sizes[i];
+  }
+  gs_radix_sort sorter = {0};
+  gs_buffer pristine = {0};
+  gs_stager up = {0}, down = {0};
+  gs_submission copy_sub = {0};
+  gs_timestamps copy_ts = {0};
+  unsigned char *host = NULL;
+  gs_radix_sort_config config = {.key = key, .capacity = largest};
+  if (largest == 0) {
+    rc = gs_fail(GS_ERR_RUNTIME, "none of the sizes fits %s", dev.info.name);
+    goto cleanup;
+  }
+  if ((rc = gs_radix_sort_create(&dev, &sorter, &config)) ||
+      (rc = gs_buffer_create(&dev, &pristine, largest * info->bytes, GS_MEM_DEVICE, "the benchmark input")) ||
+      (rc = gs_stager_create(&dev, &up, GS_MEM_UPLOAD, largest * info->bytes)) ||
+      (rc = gs_stager_create(&dev, &down, GS_MEM_READBACK, largest * info->bytes)) ||
+      (rc = gs_submission_init(&dev, &copy_sub)) || (rc = gs_timestamps_create(&dev, &copy_ts, 2)))
+    goto cleanup;
+  if (!(host = malloc(largest * info->bytes))) {
+    rc = gs_fail(GS_ERR_RUNTIME, "out of host memory");
+    goto cleanup;
+  }
+
+  char desc[512];
+  gs_device_describe(&dev.info, desc, sizeof desc);
+  printf("gpusort bench: device %u: %s\n", dev.info.index, desc);
+  printf("%s keys, uniform random (seed 1); tile %u x %u; median of %llu runs; GPU timestamps\n", info->name,
+         sorter.workgroup_size, sorter.keys_per_thread, (unsigned long long)reps);
+  printf("copy = one buffer-to-buffer copy of the same bytes; GB/s counts bytes read + written\n");
+  printf("%12s %10s %10s %10s %11s %10s %8s\n", "n", "sort ms", "Gkeys/s", "copy ms", "copy GB/s", "sort/copy",
+         "checked");
+  for (unsigned i = 0; i < nsizes; i++) {
+    const uint64_t n = sizes[i];
+    if (!fits[i]) {
+      if (!default_sizes) printf("%12llu  skipped: does not fit the device\n", (unsigned long long)n);
+      continue;
+    }
+    const size_t bytes = n * info->bytes;
+    gs_generate(key, (gs_dist){GS_DIST_UNIFORM, 0}, 1, n, 0, n, host);
+    gs_transfer_stats stats = {0};
+    if ((rc = gs_upload(&up, &pristine, 0, host, bytes, &stats))) goto cleanup;
+    double sort_s, copy_s, pass_s[GS_RADIX_MAX_PASSES];
+    gs_buffer *result;
+    if ((rc = time_sort(&sorter, &pristine, n, (unsigned)reps, &sort_s, pass_s, &result))) goto cleanup;
+    if ((rc = time_copy(&dev, &copy_sub, &copy_ts, &pristine, &sorter.alt, bytes, (unsigned)reps, &copy_s)))
+      goto cleanup;
+    /* The timed sort must also be right: check the last run's output on the host. */
+    gs_multiset_hash in_hash = {0}, out_hash = {0};
+    gs_multiset_hash_add(&in_hash, host, bytes, info->bytes);
+    gs_order_check order;
+    gs_order_check_init(&order, key, false, info->bytes, 0);
+    check_sink sink = {&order, &out_hash, info->bytes};
+    /* time_copy overwrote `alt`; a result there must be sorted again before checking */
+    if (result == &sorter.alt) {
+      gs_radix_sort_run_options run = {.n = n};
+      VkBufferCopy region = {.size = bytes};
+      if ((rc = gs_submission_begin(&dev, &copy_sub))) goto cleanup;
+      vkCmdCopyBuffer(copy_sub.cb, pristine.buffer, gs_radix_sort_input(&sorter)->buffer, 1, &region);
+      if ((rc = gs_submission_submit(&dev, &copy_sub, "the benchmark")) ||
+          (rc = gs_submission_wait(&dev, &copy_sub, "the benchmark")) ||
+          (rc = gs_radix_sort_run(&sorter, &run, &result)))
+        goto cleanup;
+    }
+    gs_transfer_stats dstats = {0};
+    if ((rc = gs_download(&down, result, 0, bytes, check_chunk, &sink, &dstats))) goto cleanup;
+    const bool ok = order.sorted && gs_multiset_hash_equal(&in_hash, &out_hash);
+    printf("%12llu %10.3f %10.2f %10.3f %11.1f %10.2f %8s\n", (unsigned long long)n, sort_s * 1e3,
+           (double)n / sort_s * 1e-9, copy_s * 1e3, 2.0 * (double)bytes / copy_s * 1e-9, sort_s / copy_s,
+           ok ? "ok" : "FAILED");
+    if (common.verbosity >= 2) {
+      printf("%12s", "passes ms:");
+      for (unsigned p = 0; p < sorter.times.passes; p++) printf(" %.3f", pass_s[p] * 1e3);
+      printf("\n");
+    }
+    fflush(stdout);
+    if (!ok) {
+      rc = gs_fail(GS_ERR_VERIFY, "the benchmark's sort of %llu keys gave a wrong result", (unsigned long long)n);
+      goto cleanup;
+    }
+  }
+
+cleanup:
+  free(host);
+  gs_timestamps_destroy(&dev, &copy_ts);
+  gs_submission_destroy(&dev, &copy_sub);
+  gs_stager_destroy(&up);
+  gs_stager_destroy(&down);
+  gs_buffer_destroy(&dev, &pristine);
+  gs_radix_sort_destroy(&sorter);
+  gs_device_close(&dev);
+  return rc;
+}

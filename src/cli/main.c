@@ -1,0 +1,98 @@
+/* gpusort: sort binary files of fixed-width keys on the GPU. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "util/error.h"
+#include "vk/device.h"
+
+static const char help_text[] =
+    "Usage: gpusort [sort] [OPTIONS] INPUT [OUTPUT]\n"
+    "       gpusort check [OPTIONS] FILE\n"
+    "       gpusort gen [OPTIONS] -n N OUTPUT\n"
+    "       gpusort bench [OPTIONS]\n"
+    "       gpusort devices [OPTIONS]\n"
+    "\n"
+    "Sort binary files of fixed-width keys on the GPU with Vulkan compute (Onesweep LSD\n"
+    "radix sort: 8-bit digits, decoupled look-back). The sort is stable.\n"
+    "\n"
+    "INPUT and OUTPUT are paths; - is stdin or stdout. A regular INPUT is memory-mapped and\n"
+    "never modified. OUTPUT is written to a temporary file beside it and renamed when\n"
+    "complete, so a failed run leaves no partial output. An empty INPUT gives an empty OUTPUT.\n"
+    "\n"
+    "sort (the default command):\n"
+    "  --keys TYPE        key type of INPUT: u32 (required: a binary file does not say)\n"
+    "  -o, --output FILE  write the sorted keys to FILE (instead of the OUTPUT argument)\n"
+    "  -f, --force        overwrite an existing OUTPUT; allow binary data to a terminal\n"
+    "  --verify           check on the host that the output is sorted and a permutation of\n"
+    "                     the input; if not, write no output and exit 3\n"
+    "\n"
+    "check: exit 0 if FILE is sorted, 3 if not.\n"
+    "  --keys TYPE        key type of FILE (required)\n"
+    "\n"
+    "gen: write deterministic test data (the same options give the same bytes).\n"
+    "  --keys TYPE        key type (required)\n"
+    "  -n N               number of keys: decimal, or 2^K\n"
+    "  --dist D           uniform (default), sorted, reversed, equal, few[:K] (K distinct\n"
+    "                     values, default 16), entropy[:K] (AND of K uniform words,\n"
+    "                     default 2), lowbits[:B] / highbits[:B] (only the lowest / highest\n"
+    "                     B bits vary, default 8)\n"
+    "  --seed S           seed (default 1)\n"
+    "  -f, --force        overwrite an existing OUTPUT\n"
+    "\n"
+    "bench: sort device-resident uniform random keys of several sizes and print the median\n"
+    "GPU time beside a buffer-to-buffer copy of the same bytes, measured in the same run.\n"
+    "  --keys TYPE        key type (default u32)\n"
+    "  --sizes LIST       comma-separated key counts, e.g. 2^20,2^24,1000000\n"
+    "                     (default 2^16,2^20,2^24,2^26,2^28, those that fit the device)\n"
+    "  --reps N           timed runs per size (default 15)\n"
+    "\n"
+    "devices: list the Vulkan devices: index, type, subgroup size, device-local memory,\n"
+    "largest storage buffer, name and driver; * marks the one chosen by default.\n"
+    "\n"
+    "Options of every command:\n"
+    "  --device N         use device N of 'gpusort devices' (default: the first discrete\n"
+    "                     GPU, else integrated, virtual, then CPU)\n"
+    "  --timeout SEC      fail a GPU stage that runs longer than SEC seconds (default 60)\n"
+    "  -q, --quiet        print errors only\n"
+    "  -v, --verbose      print more: tile shape, per-pass GPU times\n"
+    "  -h, --help         print this help and exit\n"
+    "  -V, --version      print the version and exit\n"
+    "\n"
+    "Report (on stderr unless -q): the device; the number of keys and bytes; the time to\n"
+    "read, upload, sort on the GPU, download and write; the GPU sort's and the end-to-end\n"
+    "throughput; then the output's checksum as 'XXH3 (OUTPUT) = <16 hex digits>', the line\n"
+    "'xxhsum -H3 --tag OUTPUT' prints, so that 'xxhsum -c' accepts it.\n"
+    "\n"
+    "Exit status:\n"
+    "  0  success\n"
+    "  1  runtime failure: I/O, device, memory, a GPU stage past --timeout, input too large\n"
+    "  2  usage error or malformed input: bad option, a file size that is not a whole\n"
+    "     number of keys, OUTPUT exists without -f, OUTPUT is INPUT\n"
+    "  3  verification failure: --verify found a bad output, or check found disorder\n";
+
+void gs_print_help(void) { fputs(help_text, stdout); }
+
+void gs_print_version(void) { printf("gpusort %s\n", GPUSORT_VERSION); }
+
+int main(int argc, char **argv) {
+  int (*command)(int, char **) = gs_cmd_sort;
+  int shift = 0;
+  if (argc > 1) {
+    static const struct {
+      const char *name;
+      int (*fn)(int, char **);
+    } commands[] = {{"sort", gs_cmd_sort},   {"check", gs_cmd_check},     {"gen", gs_cmd_gen},
+                    {"bench", gs_cmd_bench}, {"devices", gs_cmd_devices}};
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+      if (strcmp(argv[1], commands[i].name) == 0) command = commands[i].fn, shift = 1;
+  }
+  int status = command(argc - shift, argv + shift);
+  if (status != GS_OK && gs_last_error()[0]) fprintf(stderr, "gpusort: %s\n", gs_last_error());
+  fflush(stdout);
+  fflush(stderr);
+  /* After a GPU stall the driver's teardown may wait on the stalled work forever. */
+  if (gs_device_any_wedged()) _exit(status);
+  return status;
+}

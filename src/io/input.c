@@ -1,0 +1,93 @@
+#include "io/input.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "util/error.h"
+
+int gs_input_open(gs_input *in, const char *path) {
+  memset(in, 0, sizeof *in);
+  in->fd = -1;
+  in->path = path;
+  in->name = strcmp(path, "-") == 0 ? "stdin" : path;
+  if (strcmp(path, "-") == 0) {
+    in->fd = STDIN_FILENO;
+  } else {
+    in->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (in->fd < 0) return gs_fail(GS_ERR_RUNTIME, "cannot open %s: %s", path, strerror(errno));
+  }
+  if (fstat(in->fd, &in->st) != 0) return gs_fail(GS_ERR_RUNTIME, "cannot stat %s: %s", in->name, strerror(errno));
+  if (S_ISDIR(in->st.st_mode)) return gs_fail(GS_ERR_USAGE, "%s is a directory", in->name);
+  in->is_regular = S_ISREG(in->st.st_mode);
+  if (!in->is_regular) {
+    in->is_stream = true;
+    return GS_OK;
+  }
+  in->bytes = (size_t)in->st.st_size;
+  if (in->bytes == 0) return GS_OK;
+  in->mapping = mmap(NULL, in->bytes, PROT_READ, MAP_PRIVATE, in->fd, 0);
+  if (in->mapping == MAP_FAILED) {
+    in->mapping = NULL;
+    return gs_fail(GS_ERR_RUNTIME, "cannot map %s: %s", in->name, strerror(errno));
+  }
+  madvise(in->mapping, in->bytes, MADV_SEQUENTIAL);
+  madvise(in->mapping, in->bytes, MADV_WILLNEED);
+  in->data = in->mapping;
+  return GS_OK;
+}
+
+int gs_input_read_stream(gs_input *in, uint64_t max_bytes, const char *what_limit) {
+  if (!in->is_stream || in->data) return GS_OK;
+#ifdef F_SETPIPE_SZ
+  fcntl(in->fd, F_SETPIPE_SZ, 1 << 20); /* fewer, larger reads from pipes; best effort */
+#endif
+  size_t cap = 1 << 20, len = 0;
+  unsigned char *buf = malloc(cap);
+  if (!buf) return gs_fail(GS_ERR_RUNTIME, "out of host memory reading %s", in->name);
+  for (;;) {
+    if (len == cap) {
+      size_t grown = cap * 2;
+      unsigned char *p = realloc(buf, grown);
+      if (!p) {
+        free(buf);
+        return gs_fail(GS_ERR_RUNTIME, "out of host memory reading %s (%zu bytes so far)", in->name, len);
+      }
+      buf = p, cap = grown;
+    }
+    ssize_t got = read(in->fd, buf + len, cap - len);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      free(buf);
+      return gs_fail(GS_ERR_RUNTIME, "cannot read %s: %s", in->name, strerror(errno));
+    }
+    if (got == 0) break;
+    len += (size_t)got;
+    if (len > max_bytes) {
+      free(buf);
+      return gs_fail(GS_ERR_RUNTIME, "%s holds more than %s (%llu bytes)", in->name, what_limit,
+                     (unsigned long long)max_bytes);
+    }
+  }
+  in->heap = buf;
+  in->data = buf;
+  in->bytes = len;
+  return GS_OK;
+}
+
+int gs_input_check_width(const gs_input *in, unsigned width, const char *what) {
+  if (in->bytes % width == 0) return GS_OK;
+  return gs_fail(GS_ERR_USAGE, "%s: size %zu bytes is not a multiple of %u, the size of %s", in->name, in->bytes,
+                 width, what);
+}
+
+void gs_input_close(gs_input *in) {
+  if (in->mapping) munmap(in->mapping, in->bytes);
+  free(in->heap);
+  if (in->fd > STDERR_FILENO) close(in->fd);
+  memset(in, 0, sizeof *in);
+  in->fd = -1;
+}

@@ -1,0 +1,37 @@
+/* Input files: regular files are memory-mapped (read-only; the input is never modified);
+ * stdin and other streams (pipes, FIFOs) are read in chunks into host memory. */
+#ifndef GS_IO_INPUT_H
+#define GS_IO_INPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+typedef struct {
+  const char *path;    /* as given; "-" is stdin */
+  const char *name;    /* for messages: the path, or "stdin" */
+  const unsigned char *data;
+  size_t bytes;
+  bool is_stream;      /* read from a pipe/stdin rather than mapped */
+  bool is_regular;     /* a regular file: `st` identifies it */
+  struct stat st;
+  void *mapping;       /* what to munmap */
+  void *heap;          /* what to free */
+  int fd;
+} gs_input;
+
+/* Opens INPUT. Regular files are mapped at once; streams are left open for gs_input_read_stream
+ * so the caller can bound their size first. Missing or unreadable files are runtime errors. */
+int gs_input_open(gs_input *in, const char *path);
+
+/* Reads a stream to its end, refusing more than max_bytes (a runtime error naming the
+ * limit, which `what_limit` describes). No-op for mapped files. */
+int gs_input_read_stream(gs_input *in, uint64_t max_bytes, const char *what_limit);
+
+/* Usage error unless the size is a whole number of `width`-byte records. */
+int gs_input_check_width(const gs_input *in, unsigned width, const char *what);
+
+void gs_input_close(gs_input *in);
+
+#endif

@@ -1,0 +1,147 @@
+#include "io/output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/error.h"
+
+/* The temporary file to remove if a signal ends the process (one output at a time). */
+static char pending_temp[PATH_MAX + 64];
+static volatile sig_atomic_t pending_temp_set;
+
+static void remove_temp_and_reraise(int sig) {
+  if (pending_temp_set) unlink(pending_temp);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void guard_temp(const char *path) {
+  static bool installed;
+  snprintf(pending_temp, sizeof pending_temp, "%s", path);
+  pending_temp_set = 1;
+  if (!installed) {
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+      struct sigaction sa = {0};
+      sa.sa_handler = remove_temp_and_reraise;
+      sigemptyset(&sa.sa_mask);
+      struct sigaction old;
+      /* keep a disposition of "ignore" (e.g. nohup) as it was */
+      if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+      sigaction(sigs[i], &sa, NULL);
+    }
+    installed = true;
+  }
+}
+
+static void unguard_temp(void) { pending_temp_set = 0; }
+
+int gs_output_preflight(const char *path, bool force, const gs_input *input) {
+  if (strcmp(path, "-") == 0) {
+    if (isatty(STDOUT_FILENO) && !force)
+      return gs_fail(GS_ERR_USAGE, "stdout is a terminal: refusing to write binary data there (use -f to force)");
+    return GS_OK;
+  }
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    if (errno == ENOENT) return GS_OK;
+    return gs_fail(GS_ERR_RUNTIME, "cannot stat %s: %s", path, strerror(errno));
+  }
+  if (input && input->is_regular && st.st_dev == input->st.st_dev && st.st_ino == input->st.st_ino)
+    return gs_fail(GS_ERR_USAGE, "%s is the input file %s: refusing to overwrite the input", path, input->name);
+  if (S_ISDIR(st.st_mode)) return gs_fail(GS_ERR_USAGE, "%s is a directory", path);
+  if (S_ISREG(st.st_mode) && !force) return gs_fail(GS_ERR_USAGE, "%s already exists (use -f to overwrite)", path);
+  return GS_OK;
+}
+
+int gs_output_open(gs_output *out, const char *path) {
+  memset(out, 0, sizeof *out);
+  out->fd = -1;
+  out->path = path;
+  out->name = path;
+  if (strcmp(path, "-") == 0) {
+    out->name = "stdout";
+    out->fd = STDOUT_FILENO;
+    out->direct = true;
+    return GS_OK;
+  }
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    out->fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (out->fd < 0) return gs_fail(GS_ERR_RUNTIME, "cannot open %s: %s", path, strerror(errno));
+    out->direct = true;
+    return GS_OK;
+  }
+  const char *slash = strrchr(path, '/');
+  const int dir_len = slash ? (int)(slash - path + 1) : 0;
+  const char *base = slash ? slash + 1 : path;
+  size_t size = strlen(path) + 32;
+  out->temp_path = malloc(size);
+  if (!out->temp_path) return gs_fail(GS_ERR_RUNTIME, "out of host memory");
+  snprintf(out->temp_path, size, "%.*s.%s.gpusort-XXXXXX", dir_len, path, base);
+  out->fd = mkostemp(out->temp_path, O_CLOEXEC);
+  if (out->fd < 0) {
+    int err = errno;
+    free(out->temp_path);
+    out->temp_path = NULL;
+    return gs_fail(GS_ERR_RUNTIME, "cannot create a file beside %s: %s", path, strerror(err));
+  }
+  guard_temp(out->temp_path);
+  /* mkostemp makes the file private (0600); give it the permissions a new file would get. */
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(out->fd, 0666 & ~mask);
+  return GS_OK;
+}
+
+int gs_output_write(gs_output *out, const void *data, size_t bytes) {
+  const unsigned char *p = data;
+  while (bytes > 0) {
+    ssize_t put = write(out->fd, p, bytes);
+    if (put < 0 && errno == EINTR) continue;
+    if (put < 0) return gs_fail(GS_ERR_RUNTIME, "cannot write %s: %s", out->name, strerror(errno));
+    p += put;
+    bytes -= (size_t)put;
+  }
+  return GS_OK;
+}
+
+int gs_output_commit(gs_output *out) {
+  int rc = GS_OK;
+  if (out->fd == STDOUT_FILENO) {
+    /* nothing buffered in stdio: writes went straight to the descriptor */
+  } else if (out->fd >= 0) {
+    if (close(out->fd) != 0) rc = gs_fail(GS_ERR_RUNTIME, "cannot write %s: %s", out->name, strerror(errno));
+    out->fd = -1;
+  }
+  if (rc == GS_OK && out->temp_path) {
+    if (rename(out->temp_path, out->path) != 0)
+      rc = gs_fail(GS_ERR_RUNTIME, "cannot rename the finished output to %s: %s", out->path, strerror(errno));
+  }
+  if (rc != GS_OK) {
+    gs_output_abort(out);
+    return rc;
+  }
+  free(out->temp_path);
+  out->temp_path = NULL;
+  unguard_temp();
+  return GS_OK;
+}
+
+void gs_output_abort(gs_output *out) {
+  if (out->fd > STDERR_FILENO) close(out->fd);
+  out->fd = -1;
+  if (out->temp_path) {
+    unlink(out->temp_path);
+    free(out->temp_path);
+    out->temp_path = NULL;
+    unguard_temp();
+  }
+}

@@ -1,0 +1,36 @@
+/* Output files that never exist half-written.
+ *
+ * A named OUTPUT is written to a temporary file in its directory and renamed over OUTPUT only
+ * when complete; on failure or a fatal signal the temporary file is removed. "-" writes to
+ * stdout; existing non-regular files (/dev/null, FIFOs) are written in place. */
+#ifndef GS_IO_OUTPUT_H
+#define GS_IO_OUTPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "io/input.h"
+
+typedef struct {
+  const char *path; /* as given; "-" is stdout */
+  const char *name; /* for messages */
+  char *temp_path;  /* while a temporary file exists */
+  int fd;
+  bool direct; /* stdout or a non-regular file: written in place */
+} gs_output;
+
+/* Checks made before any work: refuses an OUTPUT that is INPUT (same file, also through
+ * links), an existing regular OUTPUT unless `force`, a directory, and binary data to a
+ * terminal unless `force`. `input` may be NULL. */
+int gs_output_preflight(const char *path, bool force, const gs_input *input);
+
+int gs_output_open(gs_output *out, const char *path);
+int gs_output_write(gs_output *out, const void *data, size_t bytes);
+
+/* Completes the file: closes it and renames the temporary file over OUTPUT. */
+int gs_output_commit(gs_output *out);
+
+/* Abandons the output: the temporary file is removed, OUTPUT is left as it was. */
+void gs_output_abort(gs_output *out);
+
+#endif

@@ -1,0 +1,112 @@
+#include "io/verify.h"
+
+#include <stdio.h>
+#include <string.h>
+#define XXH_INLINE_ALL /* the per-record hash is the hot loop: inline libxxhash's XXH3 */
+#include <xxhash.h>
+
+#include "util/parallel.h"
+
+typedef struct {
+  const unsigned char *data;
+  unsigned record_bytes;
+  uint64_t sum[64], xor_all[64];
+} hash_job;
+
+static void hash_range(void *arg, size_t begin, size_t end, unsigned worker) {
+  hash_job *job = arg;
+  uint64_t sum = 0, x = 0;
+  for (size_t i = begin; i < end; i++) {
+    uint64_t h = XXH3_64bits(job->data + i * job->record_bytes, job->record_bytes);
+    sum += h;
+    x ^= h;
+  }
+  job->sum[worker] += sum;
+  job->xor_all[worker] ^= x;
+}
+
+void gs_multiset_hash_add(gs_multiset_hash *h, const void *data, size_t bytes, unsigned record_bytes) {
+  hash_job job = {.data = data, .record_bytes = record_bytes};
+  const size_t n = bytes / record_bytes;
+  gs_parallel_for(n, 1 << 16, hash_range, &job);
+  for (int w = 0; w < 64; w++) {
+    h->sum += job.sum[w];
+    h->xor_all ^= job.xor_all[w];
+  }
+  h->count += n;
+}
+
+bool gs_multiset_hash_equal(const gs_multiset_hash *a, const gs_multiset_hash *b) {
+  return a->sum == b->sum && a->xor_all == b->xor_all && a->count == b->count;
+}
+
+void gs_order_check_init(gs_order_check *c, gs_key_type key, bool descending, unsigned record_bytes,
+                         unsigned key_offset) {
+  memset(c, 0, sizeof *c);
+  c->key = gs_key_info_of(key);
+  c->descending = descending;
+  c->record_bytes = record_bytes;
+  c->key_offset = key_offset;
+  c->sorted = true;
+}
+
+typedef struct {
+  const gs_order_check *check;
+  const unsigned char *data;
+  uint64_t first_bad[64]; /* index within the chunk, per worker; UINT64_MAX if none */
+} order_job;
+
+static inline bool out_of_order(const gs_order_check *c, const unsigned char *prev, const unsigned char *next) {
+  uint64_t a = gs_key_ordered(c->key, prev), b = gs_key_ordered(c->key, next);
+  return c->descending ? b > a : b < a;
+}
+
+static void order_range(void *arg, size_t begin, size_t end, unsigned worker) {
+  order_job *job = arg;
+  const gs_order_check *c = job->check;
+  const unsigned rb = c->record_bytes;
+  const unsigned char *base = job->data + c->key_offset;
+  for (size_t i = begin == 0 ? 1 : begin; i < end; i++) {
+    if (out_of_order(c, base + (i - 1) * rb, base + i * rb)) {
+      if (i < job->first_bad[worker]) job->first_bad[worker] = i;
+      return;
+    }
+  }
+}
+
+static void describe(gs_order_check *c, const unsigned char *prev, const unsigned char *next) {
+  char a[64], b[64];
+  gs_key_format(c->key, prev, a, sizeof a);
+  gs_key_format(c->key, next, b, sizeof b);
+  snprintf(c->detail, sizeof c->detail, "key %s follows %s", b, a);
+}
+
+void gs_order_check_feed(gs_order_check *c, const void *data, size_t bytes) {
+  const unsigned char *p = data;
+  const size_t n = bytes / c->record_bytes;
+  if (!c->sorted || n == 0) {
+    c->records += n;
+    return;
+  }
+  const unsigned char *first_key = p + c->key_offset;
+  if (c->have_last && out_of_order(c, c->last, first_key)) {
+    c->sorted = false;
+    c->first_bad = c->records;
+    describe(c, c->last, first_key);
+  } else {
+    order_job job = {.check = c, .data = p};
+    for (int w = 0; w < 64; w++) job.first_bad[w] = UINT64_MAX;
+    gs_parallel_for(n, 1 << 16, order_range, &job);
+    uint64_t bad = UINT64_MAX;
+    for (int w = 0; w < 64; w++)
+      if (job.first_bad[w] < bad) bad = job.first_bad[w];
+    if (bad != UINT64_MAX) {
+      c->sorted = false;
+      c->first_bad = c->records + bad;
+      describe(c, first_key + (bad - 1) * c->record_bytes, first_key + bad * c->record_bytes);
+    }
+  }
+  memcpy(c->last, first_key + (n - 1) * c->record_bytes, c->key->bytes);
+  c->have_last = true;
+  c->records += n;
+}

@@ -1,0 +1,233 @@
+#include "prim/radix_sort.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/error.h"
+
+enum {
+  RADIX = 256,
+  /* Look-back descriptors hold 30-bit counts (shaders/lib/lookback.glsl). */
+  MAX_LOOKBACK_COUNT = (1u << 30) - 1,
+  HISTOGRAM_WORKGROUP = 256,
+  HISTOGRAM_KEYS_PER_INVOCATION = 16, /* at least; more when the group count is capped */
+  HISTOGRAM_MAX_GROUPS = 4096,        /* keeps each invocation's loop short on every n */
+  /* Timestamp slots: start, after the histogram, after each pass. */
+  TIMESTAMP_SLOTS = 2 + GS_RADIX_MAX_PASSES,
+};
+
+/* Push constants, laid out as in the shaders. */
+typedef struct {
+  uint32_t n, passes, first_shift, last_bits, groups;
+} histogram_push;
+
+typedef struct {
+  uint32_t n, tiles, shift, bits, pass, flags;
+} onesweep_push;
+
+enum { PASS_FIRST = 1, PASS_LAST = 2 };
+
+static uint32_t env_u32(const char *name, uint32_t fallback) {
+  const char *v = getenv(name);
+  return v && *v ? (uint32_t)strtoul(v, NULL, 10) : fallback;
+}
+
+static uint32_t shared_bytes_for(uint32_t workgroup, uint32_t subgroup, uint32_t keys_per_thread, unsigned key_bytes) {
+  uint32_t subgroups = workgroup / subgroup;
+  uint32_t counters = subgroups * RADIX;
+  uint32_t staged = workgroup * keys_per_thread * (key_bytes / 4);
+  uint32_t stage = counters > staged ? counters : staged;
+  return 4 * (stage + 5 * RADIX + subgroups + 2);
+}
+
+/* Tile shape for the device: 16 subgroups (at most 512 invocations) and up to 15 keys each,
+ * as many as shared memory holds. GPUSORT_SORT_WORKGROUP and GPUSORT_SORT_KEYS_PER_THREAD
+ * override, for tuning. */
+static int choose_tile(gs_radix_sort *s) {
+  const gs_device *dev = s->dev;
+  uint32_t sg = dev->subgroup_size;
+  uint32_t wg = sg * 16;
+  if (wg > 512) wg = 512;
+  if (wg < sg) wg = sg;
+  wg = env_u32("GPUSORT_SORT_WORKGROUP", wg);
+  while (wg > dev->info.max_workgroup_size && wg > sg) wg /= 2;
+  uint32_t kpt = env_u32("GPUSORT_SORT_KEYS_PER_THREAD", s->info->bytes == 8 ? 9 : 15);
+  if (wg % sg != 0 || wg > dev->info.max_workgroup_size || kpt == 0 || kpt > 64)
+    return gs_fail(GS_ERR_USAGE, "sort tile of %u invocations x %u keys does not suit this device", wg, kpt);
+  while (kpt > 1 && shared_bytes_for(wg, sg, kpt, s->info->bytes) > dev->info.max_shared_bytes) kpt--;
+  if (shared_bytes_for(wg, sg, kpt, s->info->bytes) > dev->info.max_shared_bytes)
+    return gs_fail(GS_ERR_RUNTIME, "the sort's shared memory does not fit this device");
+  s->workgroup_size = wg;
+  s->keys_per_thread = kpt;
+  s->tile_keys = wg * kpt;
+  s->shared_bytes = shared_bytes_for(wg, sg, kpt, s->info->bytes);
+  return GS_OK;
+}
+
+uint64_t gs_radix_sort_max_keys(const gs_device *dev, gs_key_type key) {
+  const unsigned bytes = gs_key_info_of(key)->bytes;
+  uint64_t limit = dev->info.max_storage_range / bytes;
+  if (dev->info.max_allocation && dev->info.max_allocation / bytes < limit) limit = dev->info.max_allocation / bytes;
+  if (limit > MAX_LOOKBACK_COUNT) limit = MAX_LOOKBACK_COUNT;
+  return limit;
+}
+
+gs_buffer *gs_radix_sort_input(gs_radix_sort *s) { return &s->keys; }
+
+static uint32_t tiles_for(const gs_radix_sort *s, uint64_t n) {
+  return (uint32_t)((n + s->tile_keys - 1) / s->tile_keys);
+}
+
+int gs_radix_sort_create(gs_device *dev, gs_radix_sort *s, const gs_radix_sort_config *config) {
+  memset(s, 0, sizeof *s);
+  s->dev = dev;
+  s->config = *config;
+  s->info = gs_key_info_of(config->key);
+  if (s->info->bytes == 8 && !dev->info.has_int64)
+    return gs_fail(GS_ERR_RUNTIME, "%s cannot sort 64-bit keys (no shaderInt64)", dev->info.name);
+  uint64_t max = gs_radix_sort_max_keys(dev, config->key);
+  if (config->capacity > max)
+    return gs_fail(GS_ERR_RUNTIME, "%llu %s keys exceed what %s can sort in one buffer (%llu keys)",
+                   (unsigned long long)config->capacity, s->info->name, dev->info.name, (unsigned long long)max);
+  int rc = choose_tile(s);
+  if (rc) return rc;
+  s->histogram_workgroup_size = HISTOGRAM_WORKGROUP < dev->subgroup_size ? dev->subgroup_size : HISTOGRAM_WORKGROUP;
+
+  const bool wide = s->info->bytes == 8;
+  const uint32_t kind = (uint32_t)s->info->kind, desc = config->descending ? 1 : 0;
+  const uint32_t hist_spec[] = {s->histogram_workgroup_size, 0, kind, desc};
+  /* Polls of an empty look-back descriptor before the tile recounts the one it waits on;
+   * GPUSORT_LOOKBACK_SPIN overrides (1 makes the fallback run all the time, for tests). */
+  const uint32_t spin = env_u32("GPUSORT_LOOKBACK_SPIN", 256);
+  const uint32_t pass_spec[] = {s->workgroup_size, 0, kind, desc, s->keys_per_thread, spin ? spin : 1};
+  const uint32_t scan_spec[] = {HISTOGRAM_WORKGROUP, 0};
+  if ((rc = gs_kernel_create(dev, &s->histogram, wide ? "radix_histogram_k64" : "radix_histogram_k32", 2,
+                             sizeof(histogram_push), hist_spec, 4)))
+    return rc;
+  if ((rc = gs_kernel_create(dev, &s->scan_histograms, "radix_scan_histograms", 1, 0, scan_spec, 2))) return rc;
+  if ((rc = gs_kernel_create(dev, &s->onesweep, wide ? "radix_onesweep_k64" : "radix_onesweep_k32", 5,
+                             sizeof(onesweep_push), pass_spec, 6)))
+    return rc;
+
+  const VkDeviceSize key_bytes = (VkDeviceSize)(config->capacity ? config->capacity : 1) * s->info->bytes;
+  const VkDeviceSize lookback_bytes = (VkDeviceSize)(tiles_for(s, config->capacity) + 1) * RADIX * 4;
+  if ((rc = gs_buffer_create(dev, &s->keys, key_bytes, GS_MEM_DEVICE, "the sort keys")) ||
+      (rc = gs_buffer_create(dev, &s->alt, key_bytes, GS_MEM_DEVICE, "the sort's second key buffer")) ||
+      (rc = gs_buffer_create(dev, &s->histograms, GS_RADIX_MAX_PASSES * RADIX * 4, GS_MEM_DEVICE, "histograms")) ||
+      (rc = gs_buffer_create(dev, &s->lookback, lookback_bytes, GS_MEM_DEVICE, "look-back descriptors")) ||
+      (rc = gs_buffer_create(dev, &s->control, 64, GS_MEM_DEVICE, "tile tickets")))
+    return rc;
+  if ((rc = gs_descriptor_pool_create(dev, 4, &s->pool))) return rc;
+  const gs_buffer *hist[] = {&s->keys, &s->histograms};
+  const gs_buffer *p0[] = {&s->keys, &s->alt, &s->histograms, &s->lookback, &s->control};
+  const gs_buffer *p1[] = {&s->alt, &s->keys, &s->histograms, &s->lookback, &s->control};
+  if ((rc = gs_kernel_bind(dev, &s->histogram, s->pool, hist, &s->histogram_set)) ||
+      (rc = gs_kernel_bind(dev, &s->scan_histograms, s->pool, hist + 1, &s->scan_set)) ||
+      (rc = gs_kernel_bind(dev, &s->onesweep, s->pool, p0, &s->pass_set[0])) ||
+      (rc = gs_kernel_bind(dev, &s->onesweep, s->pool, p1, &s->pass_set[1])))
+    return rc;
+  if ((rc = gs_submission_init(dev, &s->submission))) return rc;
+  return gs_timestamps_create(dev, &s->timestamps, TIMESTAMP_SLOTS);
+}
+
+void gs_radix_sort_destroy(gs_radix_sort *s) {
+  gs_device *dev = s->dev;
+  if (!dev || !dev->device || dev->wedged) return; /* the GPU may still use them: leave to exit */
+  gs_submission_destroy(dev, &s->submission);
+  gs_timestamps_destroy(dev, &s->timestamps);
+  if (s->pool) vkDestroyDescriptorPool(dev->device, s->pool, NULL);
+  gs_kernel_destroy(dev, &s->histogram);
+  gs_kernel_destroy(dev, &s->scan_histograms);
+  gs_kernel_destroy(dev, &s->onesweep);
+  gs_buffer_destroy(dev, &s->keys);
+  gs_buffer_destroy(dev, &s->alt);
+  gs_buffer_destroy(dev, &s->histograms);
+  gs_buffer_destroy(dev, &s->lookback);
+  gs_buffer_destroy(dev, &s->control);
+  memset(s, 0, sizeof *s);
+}
+
+void gs_radix_sort_reset_times(gs_radix_sort *s) { gs_timestamps_reset(s->dev, &s->timestamps); }
+
+static unsigned pass_count(const gs_radix_sort_run_options *opt) {
+  return (opt->end_bit - opt->begin_bit + 7) / 8;
+}
+
+int gs_radix_sort_record(gs_radix_sort *s, VkCommandBuffer cb, const gs_radix_sort_run_options *run,
+                         gs_buffer **result) {
+  gs_radix_sort_run_options opt = *run;
+  const unsigned key_bits = s->info->bytes * 8;
+  if (opt.begin_bit == 0 && opt.end_bit == 0) opt.end_bit = key_bits;
+  if (opt.end_bit > key_bits || opt.begin_bit > opt.end_bit)
+    return gs_fail(GS_ERR_USAGE, "bit range %u:%u does not fit %u-bit keys", opt.begin_bit, opt.end_bit, key_bits);
+  if (opt.n > s->config.capacity)
+    return gs_fail(GS_ERR_RUNTIME, "internal error: %llu keys exceed the sort's capacity",
+                   (unsigned long long)opt.n);
+  const unsigned passes = pass_count(&opt);
+  const uint32_t n = (uint32_t)opt.n, tiles = tiles_for(s, opt.n);
+  s->times.passes = passes;
+  gs_buffer *bufs[2] = {&s->keys, &s->alt};
+  *result = bufs[passes % 2];
+
+  gs_timestamps_write(cb, &s->timestamps, 0);
+  if (n == 0 || passes == 0) {
+    for (unsigned p = 1; p < 2 + passes; p++) gs_timestamps_write(cb, &s->timestamps, p);
+    return GS_OK;
+  }
+  vkCmdFillBuffer(cb, s->histograms.buffer, 0, VK_WHOLE_SIZE, 0);
+  vkCmdFillBuffer(cb, s->control.buffer, 0, VK_WHOLE_SIZE, 0);
+  gs_cmd_barrier(cb);
+  const unsigned last_bits = opt.end_bit - (opt.begin_bit + 8 * (passes - 1));
+  uint64_t per_group = (uint64_t)s->histogram_workgroup_size * HISTOGRAM_KEYS_PER_INVOCATION;
+  uint64_t groups = (opt.n + per_group - 1) / per_group;
+  if (groups > HISTOGRAM_MAX_GROUPS) groups = HISTOGRAM_MAX_GROUPS;
+  histogram_push hp = {n, passes, opt.begin_bit, last_bits, (uint32_t)groups};
+  int rc = gs_kernel_dispatch(s->dev, cb, &s->histogram, s->histogram_set, &hp, (uint32_t)groups);
+  if (rc) return rc;
+  gs_cmd_barrier(cb);
+  if ((rc = gs_kernel_dispatch(s->dev, cb, &s->scan_histograms, s->scan_set, NULL, passes))) return rc;
+  gs_cmd_barrier(cb);
+  gs_timestamps_write(cb, &s->timestamps, 1);
+
+  for (unsigned p = 0; p < passes; p++) {
+    const unsigned shift = opt.begin_bit + 8 * p;
+    onesweep_push pp = {n, tiles, shift, p + 1 == passes ? last_bits : 8, p, 0};
+    if (p == 0) pp.flags |= PASS_FIRST;
+    if (p + 1 == passes) pp.flags |= PASS_LAST;
+    vkCmdFillBuffer(cb, s->lookback.buffer, 0, (VkDeviceSize)tiles * RADIX * 4, 0);
+    gs_cmd_barrier(cb);
+    if ((rc = gs_kernel_dispatch(s->dev, cb, &s->onesweep, s->pass_set[p % 2], &pp, tiles))) return rc;
+    gs_cmd_barrier(cb);
+    gs_timestamps_write(cb, &s->timestamps, 2 + p);
+  }
+  if ((opt.test_flags & GS_SORT_TEST_CORRUPT) && n > 1) {
+    /* Copy the first key over the last: the output is no longer a permutation of the input
+     * (and usually no longer sorted) unless those keys were equal. */
+    const VkDeviceSize bytes = s->info->bytes;
+    VkBufferCopy region = {.srcOffset = 0, .dstOffset = (VkDeviceSize)(n - 1) * bytes, .size = bytes};
+    vkCmdCopyBuffer(cb, (*result)->buffer, (*result)->buffer, 1, &region);
+    gs_cmd_barrier(cb);
+  }
+  return GS_OK;
+}
+
+int gs_radix_sort_collect_times(gs_radix_sort *s) {
+  uint64_t t[TIMESTAMP_SLOTS];
+  const unsigned used = 2 + s->times.passes;
+  int rc = gs_timestamps_read(s->dev, &s->timestamps, 0, used, t);
+  if (rc) return rc;
+  s->times.histogram = gs_timestamps_seconds(s->dev, t[0], t[1]);
+  for (unsigned p = 0; p < s->times.passes; p++) s->times.pass[p] = gs_timestamps_seconds(s->dev, t[1 + p], t[2 + p]);
+  s->times.total = gs_timestamps_seconds(s->dev, t[0], t[used - 1]);
+  return GS_OK;
+}
+
+int gs_radix_sort_run(gs_radix_sort *s, const gs_radix_sort_run_options *opt, gs_buffer **result) {
+  gs_radix_sort_reset_times(s);
+  int rc = gs_submission_begin(s->dev, &s->submission);
+  if (!rc) rc = gs_radix_sort_record(s, s->submission.cb, opt, result);
+  if (!rc) rc = gs_submission_submit(s->dev, &s->submission, "the GPU sort");
+  if (!rc) rc = gs_submission_wait(s->dev, &s->submission, "the GPU sort");
+  if (!rc) rc = gs_radix_sort_collect_times(s);
+  return rc;
+}

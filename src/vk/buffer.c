@@ -1,0 +1,103 @@
+#include "vk/buffer.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "util/error.h"
+
+/* The allowed memory type with all `required` flags that has most `preferred` and fewest
+ * `avoided` flags; -1 if none. */
+static int pick_memory_type(const VkPhysicalDeviceMemoryProperties *mp, uint32_t allowed, VkMemoryPropertyFlags required,
+                            VkMemoryPropertyFlags preferred, VkMemoryPropertyFlags avoided) {
+  int best = -1, best_score = -1000;
+  for (uint32_t i = 0; i < mp->memoryTypeCount; i++) {
+    VkMemoryPropertyFlags f = mp->memoryTypes[i].propertyFlags;
+    if (!(allowed & (1u << i)) || (f & required) != required) continue;
+    int score = 2 * __builtin_popcount(f & preferred) - __builtin_popcount(f & avoided);
+    if (score > best_score) best = (int)i, best_score = score;
+  }
+  return best;
+}
+
+static void format_bytes(char *buf, size_t n, VkDeviceSize bytes) {
+  if (bytes >= (1ull << 30))
+    snprintf(buf, n, "%.2f GiB", (double)bytes / (1ull << 30));
+  else
+    snprintf(buf, n, "%.1f MiB", (double)bytes / (1ull << 20));
+}
+
+int gs_buffer_create(gs_device *dev, gs_buffer *buf, VkDeviceSize size, gs_memory_kind kind, const char *what) {
+  memset(buf, 0, sizeof *buf);
+  if (size < 4) size = 4;
+  size = (size + 3) & ~(VkDeviceSize)3;
+  char pretty[32];
+  format_bytes(pretty, sizeof pretty, size);
+  if (dev->info.max_allocation && size > dev->info.max_allocation)
+    return gs_fail(GS_ERR_RUNTIME, "%s needs %s, more than the device allows in one allocation", what, pretty);
+
+  VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                           .size = size,
+                           .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                    VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                           .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  VkResult r = vkCreateBuffer(dev->device, &bi, NULL, &buf->buffer);
+  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, what);
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(dev->device, buf->buffer, &req);
+
+  const VkMemoryPropertyFlags DL = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, HV = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+                              HC = VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, CA = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+  int type = -1;
+  switch (kind) {
+  case GS_MEM_DEVICE:
+    type = pick_memory_type(&dev->memory, req.memoryTypeBits, DL, 0, HV);
+    if (type < 0) type = pick_memory_type(&dev->memory, req.memoryTypeBits, 0, 0, HV);
+    break;
+  case GS_MEM_UPLOAD: type = pick_memory_type(&dev->memory, req.memoryTypeBits, HV | HC, 0, DL); break;
+  case GS_MEM_READBACK: type = pick_memory_type(&dev->memory, req.memoryTypeBits, HV, CA | HC, DL); break;
+  }
+  if (type < 0) {
+    vkDestroyBuffer(dev->device, buf->buffer, NULL);
+    buf->buffer = VK_NULL_HANDLE;
+    return gs_fail(GS_ERR_RUNTIME, "no suitable memory type for %s", what);
+  }
+  VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                             .allocationSize = req.size,
+                             .memoryTypeIndex = (uint32_t)type};
+  r = vkAllocateMemory(dev->device, &ai, NULL, &buf->memory);
+  if (r != VK_SUCCESS) {
+    vkDestroyBuffer(dev->device, buf->buffer, NULL);
+    buf->buffer = VK_NULL_HANDLE;
+    if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+      return gs_fail(GS_ERR_RUNTIME, "out of %s memory allocating %s for %s",
+                     r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? "GPU" : "host", pretty, what);
+    return gs_vk_fail(dev, r, what);
+  }
+  buf->size = size;
+  r = vkBindBufferMemory(dev->device, buf->buffer, buf->memory, 0);
+  if (r == VK_SUCCESS && kind != GS_MEM_DEVICE)
+    r = vkMapMemory(dev->device, buf->memory, 0, VK_WHOLE_SIZE, 0, &buf->mapped);
+  if (r != VK_SUCCESS) {
+    gs_buffer_destroy(dev, buf);
+    return gs_vk_fail(dev, r, what);
+  }
+  buf->coherent = (dev->memory.memoryTypes[type].propertyFlags & HC) != 0;
+  return GS_OK;
+}
+
+void gs_buffer_destroy(gs_device *dev, gs_buffer *buf) {
+  if (!dev->device) return;
+  if (buf->buffer) vkDestroyBuffer(dev->device, buf->buffer, NULL);
+  if (buf->memory) vkFreeMemory(dev->device, buf->memory, NULL); /* unmaps implicitly */
+  memset(buf, 0, sizeof *buf);
+}
+
+int gs_buffer_invalidate(gs_device *dev, gs_buffer *buf) {
+  if (buf->coherent) return GS_OK;
+  VkMappedMemoryRange range = {.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE,
+                               .memory = buf->memory,
+                               .offset = 0,
+                               .size = VK_WHOLE_SIZE};
+  VkResult r = vkInvalidateMappedMemoryRanges(dev->device, 1, &range);
+  return r == VK_SUCCESS ? GS_OK : gs_vk_fail(dev, r, "reading back from the GPU");
+}

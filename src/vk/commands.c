@@ -1,0 +1,121 @@
+#include "vk/commands.h"
+
+#include <string.h>
+
+#include "util/error.h"
+
+int gs_submission_init(gs_device *dev, gs_submission *s) {
+  memset(s, 0, sizeof *s);
+  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                    .commandPool = dev->command_pool,
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                    .commandBufferCount = 1};
+  VkResult r = vkAllocateCommandBuffers(dev->device, &ai, &s->cb);
+  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, "allocating a command buffer");
+  VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  r = vkCreateFence(dev->device, &fi, NULL, &s->fence);
+  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, "creating a fence");
+  return GS_OK;
+}
+
+void gs_submission_destroy(gs_device *dev, gs_submission *s) {
+  if (!dev->device || dev->wedged) return; /* never free what the GPU may still be using */
+  if (s->pending) vkWaitForFences(dev->device, 1, &s->fence, VK_TRUE, dev->timeout_ns);
+  if (s->fence) vkDestroyFence(dev->device, s->fence, NULL);
+  if (s->cb) vkFreeCommandBuffers(dev->device, dev->command_pool, 1, &s->cb);
+  memset(s, 0, sizeof *s);
+}
+
+int gs_submission_begin(gs_device *dev, gs_submission *s) {
+  VkResult r = vkResetCommandBuffer(s->cb, 0);
+  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, "resetting a command buffer");
+  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                 .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+  r = vkBeginCommandBuffer(s->cb, &bi);
+  return r == VK_SUCCESS ? GS_OK : gs_vk_fail(dev, r, "recording commands");
+}
+
+int gs_submission_submit(gs_device *dev, gs_submission *s, const char *stage) {
+  VkResult r = vkEndCommandBuffer(s->cb);
+  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, stage);
+  r = vkResetFences(dev->device, 1, &s->fence);
+  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, stage);
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &s->cb};
+  r = vkQueueSubmit(dev->queue, 1, &si, s->fence);
+  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, stage);
+  s->pending = true;
+  return GS_OK;
+}
+
+int gs_submission_wait(gs_device *dev, gs_submission *s, const char *stage) {
+  if (!s->pending) return GS_OK;
+  VkResult r = vkWaitForFences(dev->device, 1, &s->fence, VK_TRUE, dev->timeout_ns);
+  if (r == VK_TIMEOUT) {
+    dev->wedged = true;
+    gs_device_mark_wedged();
+    return gs_fail(GS_ERR_RUNTIME, "GPU stall: %s did not finish within %.0f s (the limit is set by --timeout)", stage,
+                   (double)dev->timeout_ns * 1e-9);
+  }
+  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, stage);
+  s->pending = false;
+  return GS_OK;
+}
+
+static void memory_barrier(VkCommandBuffer cb, VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
+                           VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access) {
+  VkMemoryBarrier2 mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
+                         .srcStageMask = src_stage,
+                         .srcAccessMask = src_access,
+                         .dstStageMask = dst_stage,
+                         .dstAccessMask = dst_access};
+  VkDependencyInfo di = {.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO, .memoryBarrierCount = 1, .pMemoryBarriers = &mb};
+  vkCmdPipelineBarrier2(cb, &di);
+}
+
+void gs_cmd_barrier(VkCommandBuffer cb) {
+  const VkPipelineStageFlags2 stages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
+  memory_barrier(cb, stages, VK_ACCESS_2_SHADER_WRITE_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT, stages,
+                 VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT | VK_ACCESS_2_TRANSFER_READ_BIT |
+                     VK_ACCESS_2_TRANSFER_WRITE_BIT);
+}
+
+void gs_cmd_barrier_to_host(VkCommandBuffer cb) {
+  memory_barrier(cb, VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT | VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                 VK_ACCESS_2_TRANSFER_WRITE_BIT | VK_ACCESS_2_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
+                 VK_ACCESS_2_HOST_READ_BIT);
+}
+
+int gs_timestamps_create(gs_device *dev, gs_timestamps *ts, uint32_t count) {
+  memset(ts, 0, sizeof *ts);
+  VkQueryPoolCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                              .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                              .queryCount = count};
+  VkResult r = vkCreateQueryPool(dev->device, &ci, NULL, &ts->pool);
+  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, "creating timestamp queries");
+  ts->count = count;
+  gs_timestamps_reset(dev, ts);
+  return GS_OK;
+}
+
+void gs_timestamps_destroy(gs_device *dev, gs_timestamps *ts) {
+  if (dev->device && !dev->wedged && ts->pool) vkDestroyQueryPool(dev->device, ts->pool, NULL);
+  memset(ts, 0, sizeof *ts);
+}
+
+void gs_timestamps_reset(gs_device *dev, gs_timestamps *ts) { vkResetQueryPool(dev->device, ts->pool, 0, ts->count); }
+
+void gs_timestamps_write(VkCommandBuffer cb, gs_timestamps *ts, uint32_t slot) {
+  vkCmdWriteTimestamp2(cb, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, ts->pool, slot);
+}
+
+int gs_timestamps_read(gs_device *dev, gs_timestamps *ts, uint32_t first, uint32_t count, uint64_t *ticks) {
+  VkResult r = vkGetQueryPoolResults(dev->device, ts->pool, first, count, sizeof(uint64_t) * count, ticks,
+                                     sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
+  if (r == VK_NOT_READY) return gs_fail(GS_ERR_RUNTIME, "internal error: timestamps read before they were written");
+  return r == VK_SUCCESS ? GS_OK : gs_vk_fail(dev, r, "reading timestamps");
+}
+
+double gs_timestamps_seconds(const gs_device *dev, uint64_t begin, uint64_t end) {
+  uint64_t ticks = (end - begin) & dev->timestamp_mask;
+  return (double)ticks * dev->timestamp_ns * 1e-9;
+}

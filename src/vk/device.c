@@ -1,0 +1,385 @@
+#include "vk/device.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/error.h"
+
+enum { DEFAULT_TIMEOUT_S = 60 };
+
+static bool any_wedged;
+
+bool gs_device_any_wedged(void) { return any_wedged; }
+void gs_device_mark_wedged(void) { any_wedged = true; }
+
+static const VkSubgroupFeatureFlags needed_subgroup_ops =
+    VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_VOTE_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT |
+    VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
+
+const char *gs_vk_result_name(VkResult r) {
+  switch (r) {
+  case VK_SUCCESS: return "VK_SUCCESS";
+  case VK_TIMEOUT: return "VK_TIMEOUT";
+  case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
+  case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+  case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
+  case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
+  case VK_ERROR_MEMORY_MAP_FAILED: return "VK_ERROR_MEMORY_MAP_FAILED";
+  case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT";
+  case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
+  case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
+  case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
+  case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
+  case VK_ERROR_OUT_OF_POOL_MEMORY: return "VK_ERROR_OUT_OF_POOL_MEMORY";
+  case VK_ERROR_INVALID_SHADER_NV: return "VK_ERROR_INVALID_SHADER_NV";
+  default: return "VkResult error";
+  }
+}
+
+int gs_vk_fail(gs_device *dev, VkResult r, const char *what) {
+  if (r == VK_ERROR_DEVICE_LOST) {
+    if (dev) dev->wedged = true;
+    any_wedged = true;
+    return gs_fail(GS_ERR_RUNTIME, "GPU device lost during %s", what);
+  }
+  if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY)
+    return gs_fail(GS_ERR_RUNTIME, "out of GPU memory during %s", what);
+  if (r == VK_ERROR_OUT_OF_HOST_MEMORY)
+    return gs_fail(GS_ERR_RUNTIME, "out of host memory during %s", what);
+  return gs_fail(GS_ERR_RUNTIME, "Vulkan error %s (%d) during %s", gs_vk_result_name(r), (int)r, what);
+}
+
+const char *gs_device_type_name(VkPhysicalDeviceType type) {
+  switch (type) {
+  case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
+  case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
+  case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
+  case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+  default: return "other";
+  }
+}
+
+static int type_rank(VkPhysicalDeviceType type) {
+  switch (type) {
+  case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 4;
+  case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 3;
+  case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+  case VK_PHYSICAL_DEVICE_TYPE_CPU: return 1;
+  default: return 0;
+  }
+}
+
+int gs_device_default_index(const gs_device_info *infos, uint32_t count) {
+  int chosen = -1, chosen_rank = -1;
+  for (uint32_t i = 0; i < count; i++) {
+    if (infos[i].unusable[0] || type_rank(infos[i].type) <= chosen_rank) continue;
+    chosen = (int)i, chosen_rank = type_rank(infos[i].type);
+  }
+  return chosen;
+}
+
+void gs_device_describe(const gs_device_info *info, char *buf, size_t size) {
+  snprintf(buf, size, "%s (%s, subgroup %u)", info->name, info->driver, info->subgroup_size);
+}
+
+static uint32_t env_u32(const char *name, uint32_t fallback) {
+  const char *v = getenv(name);
+  if (!v || !*v) return fallback;
+  char *end;
+  unsigned long x = strtoul(v, &end, 10);
+  return (*end || x == 0 || x > UINT32_MAX) ? fallback : (uint32_t)x;
+}
+
+/* The queue family gpusort uses: compute with timestamps, preferring compute-only families. */
+static int find_queue_family(VkPhysicalDevice pd, uint32_t *family) {
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
+  VkQueueFamilyProperties *q = calloc(n ? n : 1, sizeof *q);
+  if (!q) return -1;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, q);
+  int best = -1, best_score = -1;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!(q[i].queueFlags & VK_QUEUE_COMPUTE_BIT) || q[i].timestampValidBits == 0) continue;
+    int score = (q[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) ? 1 : 2;
+    if (score > best_score) best = (int)i, best_score = score;
+  }
+  free(q);
+  if (best < 0) return -1;
+  *family = (uint32_t)best;
+  return 0;
+}
+
+/* Fills `info` and decides whether gpusort can run on the device. */
+static void probe(VkPhysicalDevice pd, uint32_t index, gs_device_info *info) {
+  memset(info, 0, sizeof *info);
+  info->index = index;
+
+  VkPhysicalDeviceVulkan13Properties p13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES};
+  VkPhysicalDeviceVulkan12Properties p12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
+  VkPhysicalDeviceVulkan11Properties p11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
+  VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  VkPhysicalDeviceProperties base;
+  vkGetPhysicalDeviceProperties(pd, &base);
+  bool v13 = VK_API_VERSION_MAJOR(base.apiVersion) > 1 || VK_API_VERSION_MINOR(base.apiVersion) >= 3;
+  if (v13) {
+    props.pNext = &p11;
+    p11.pNext = &p12;
+    p12.pNext = &p13;
+    vkGetPhysicalDeviceProperties2(pd, &props);
+  } else {
+    props.properties = base;
+  }
+  const VkPhysicalDeviceLimits *lim = &props.properties.limits;
+  snprintf(info->name, sizeof info->name, "%s", props.properties.deviceName);
+  info->type = props.properties.deviceType;
+  info->api_version = props.properties.apiVersion;
+  info->max_storage_range = lim->maxStorageBufferRange;
+  info->max_groups[0] = lim->maxComputeWorkGroupCount[0];
+  info->max_groups[1] = lim->maxComputeWorkGroupCount[1];
+  info->max_shared_bytes = lim->maxComputeSharedMemorySize;
+  info->max_workgroup_size = lim->maxComputeWorkGroupInvocations;
+
+  VkPhysicalDeviceMemoryProperties mem;
+  vkGetPhysicalDeviceMemoryProperties(pd, &mem);
+  for (uint32_t h = 0; h < mem.memoryHeapCount; h++)
+    if (mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) info->device_local_bytes += mem.memoryHeaps[h].size;
+
+  if (!v13) {
+    snprintf(info->driver, sizeof info->driver, "driver %u", props.properties.driverVersion);
+    snprintf(info->unusable, sizeof info->unusable, "needs Vulkan 1.3, device offers %u.%u",
+             VK_API_VERSION_MAJOR(base.apiVersion), VK_API_VERSION_MINOR(base.apiVersion));
+    return;
+  }
+  snprintf(info->driver, sizeof info->driver, "%s %s", p12.driverName, p12.driverInfo);
+  info->max_allocation = p11.maxMemoryAllocationSize;
+  info->min_subgroup_size = p13.minSubgroupSize;
+  info->max_subgroup_size = p13.maxSubgroupSize;
+
+  VkPhysicalDeviceVulkan13Features f13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, .pNext = &f13};
+  VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
+  vkGetPhysicalDeviceFeatures2(pd, &feats);
+  info->has_int64 = feats.features.shaderInt64;
+
+  /* Run at 32 lanes where the device allows (NVIDIA, AMD RDNA, Intel), else its nearest size;
+   * GPUSORT_SUBGROUP_SIZE overrides for experiments. */
+  uint32_t want = env_u32("GPUSORT_SUBGROUP_SIZE", 32);
+  uint32_t sg = want < p13.minSubgroupSize ? p13.minSubgroupSize : want > p13.maxSubgroupSize ? p13.maxSubgroupSize : want;
+  info->subgroup_size = sg;
+
+  uint32_t family;
+  const char *missing = NULL;
+  if (!f13.subgroupSizeControl || !f13.computeFullSubgroups || !(p13.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT))
+    missing = "subgroup size control for compute shaders";
+  else if (!f12.vulkanMemoryModel || !f12.vulkanMemoryModelDeviceScope)
+    missing = "the Vulkan memory model at device scope";
+  else if (!f12.hostQueryReset || !f13.synchronization2 || !f13.maintenance4)
+    missing = "host query reset, synchronization2 and maintenance4";
+  else if (!(p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
+           (p11.subgroupSupportedOperations & needed_subgroup_ops) != needed_subgroup_ops)
+    missing = "subgroup vote, ballot, arithmetic and shuffle operations in compute shaders";
+  else if (sg < 4 || sg > 128 || (sg & (sg - 1)))
+    missing = "a power-of-two subgroup size between 4 and 128";
+  else if (lim->maxComputeSharedMemorySize < 16384 || lim->maxComputeWorkGroupInvocations < 128)
+    missing = "16 KiB of shared memory and 128 invocations per workgroup";
+  else if (find_queue_family(pd, &family) != 0)
+    missing = "a compute queue with timestamps";
+  if (missing) snprintf(info->unusable, sizeof info->unusable, "lacks %s", missing);
+}
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                            VkDebugUtilsMessageTypeFlagsEXT types,
+                                                            const VkDebugUtilsMessengerCallbackDataEXT *data,
+                                                            void *user) {
+  (void)types, (void)user;
+  if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)
+    fprintf(stderr, "gpusort: vulkan validation: %s\n", data->pMessage);
+  return VK_FALSE;
+}
+
+/* GPUSORT_VALIDATION=1 turns on the Khronos validation layer, when installed, for development. */
+static int create_instance(gs_device *dev) {
+  VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                           .pApplicationName = "gpusort",
+                           .applicationVersion = 1,
+                           .pEngineName = "gpusort",
+                           .apiVersion = VK_API_VERSION_1_3};
+  const char *layers[1], *exts[1];
+  uint32_t nlayers = 0, nexts = 0;
+  const char *want_validation = getenv("GPUSORT_VALIDATION");
+  if (want_validation && *want_validation && strcmp(want_validation, "0") != 0) {
+    layers[nlayers++] = "VK_LAYER_KHRONOS_validation";
+    exts[nexts++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+  }
+  VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                             .pApplicationInfo = &app,
+                             .enabledLayerCount = nlayers,
+                             .ppEnabledLayerNames = layers,
+                             .enabledExtensionCount = nexts,
+                             .ppEnabledExtensionNames = exts};
+  VkResult r = vkCreateInstance(&ci, NULL, &dev->instance);
+  if (r == VK_ERROR_LAYER_NOT_PRESENT || r == VK_ERROR_EXTENSION_NOT_PRESENT) {
+    fprintf(stderr, "gpusort: GPUSORT_VALIDATION is set but the validation layer is not installed\n");
+    ci.enabledLayerCount = ci.enabledExtensionCount = 0;
+    nexts = 0;
+    r = vkCreateInstance(&ci, NULL, &dev->instance);
+  }
+  if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
+    return gs_fail(GS_ERR_RUNTIME, "no Vulkan 1.3 driver found (on a machine without a GPU, install "
+                                   "mesa-vulkan-drivers for the CPU driver lavapipe)");
+  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, "creating the Vulkan instance");
+  if (nexts) {
+    PFN_vkCreateDebugUtilsMessengerEXT create =
+        (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(dev->instance, "vkCreateDebugUtilsMessengerEXT");
+    VkDebugUtilsMessengerCreateInfoEXT mi = {
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+        .pfnUserCallback = on_validation_message};
+    if (create) create(dev->instance, &mi, NULL, &dev->messenger);
+  }
+  return GS_OK;
+}
+
+static int enumerate(gs_device *dev, VkPhysicalDevice **pds, uint32_t *count) {
+  VkResult r = vkEnumeratePhysicalDevices(dev->instance, count, NULL);
+  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, "listing Vulkan devices");
+  *pds = calloc(*count ? *count : 1, sizeof **pds);
+  if (!*pds) return gs_fail(GS_ERR_RUNTIME, "out of host memory");
+  r = vkEnumeratePhysicalDevices(dev->instance, count, *pds);
+  if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
+    free(*pds);
+    return gs_vk_fail(dev, r, "listing Vulkan devices");
+  }
+  return GS_OK;
+}
+
+int gs_device_list(gs_device_info **infos, uint32_t *count) {
+  gs_device dev = {0};
+  VkPhysicalDevice *pds = NULL;
+  int rc = create_instance(&dev);
+  if (rc == GS_OK) rc = enumerate(&dev, &pds, count);
+  if (rc == GS_OK) {
+    *infos = calloc(*count ? *count : 1, sizeof **infos);
+    if (!*infos) rc = gs_fail(GS_ERR_RUNTIME, "out of host memory");
+    for (uint32_t i = 0; rc == GS_OK && i < *count; i++) probe(pds[i], i, &(*infos)[i]);
+  }
+  free(pds);
+  gs_device_close(&dev);
+  return rc;
+}
+
+static int create_logical_device(gs_device *dev) {
+  if (find_queue_family(dev->physical, &dev->queue_family) != 0)
+    return gs_fail(GS_ERR_RUNTIME, "%s has no compute queue with timestamps", dev->info.name);
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                .queueFamilyIndex = dev->queue_family,
+                                .queueCount = 1,
+                                .pQueuePriorities = &priority};
+  VkPhysicalDeviceVulkan13Features f13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
+                                          .subgroupSizeControl = VK_TRUE,
+                                          .computeFullSubgroups = VK_TRUE,
+                                          .synchronization2 = VK_TRUE,
+                                          .maintenance4 = VK_TRUE};
+  VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                          .pNext = &f13,
+                                          .vulkanMemoryModel = VK_TRUE,
+                                          .vulkanMemoryModelDeviceScope = VK_TRUE,
+                                          .hostQueryReset = VK_TRUE};
+  VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
+  feats.features.shaderInt64 = dev->info.has_int64 ? VK_TRUE : VK_FALSE;
+  VkDeviceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                           .pNext = &feats,
+                           .queueCreateInfoCount = 1,
+                           .pQueueCreateInfos = &qi};
+  VkResult r = vkCreateDevice(dev->physical, &ci, NULL, &dev->device);
+  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, "creating the Vulkan device");
+  vkGetDeviceQueue(dev->device, dev->queue_family, 0, &dev->queue);
+  VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                .queueFamilyIndex = dev->queue_family};
+  r = vkCreateCommandPool(dev->device, &pi, NULL, &dev->command_pool);
+  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, "creating a command pool");
+  return GS_OK;
+}
+
+int gs_device_open(gs_device *dev, int index) {
+  memset(dev, 0, sizeof *dev);
+  dev->timeout_ns = (uint64_t)DEFAULT_TIMEOUT_S * 1000000000ull;
+  int rc = create_instance(dev);
+  if (rc) return rc;
+  VkPhysicalDevice *pds = NULL;
+  uint32_t count = 0;
+  if ((rc = enumerate(dev, &pds, &count))) return rc;
+  if (count == 0) {
+    free(pds);
+    return gs_fail(GS_ERR_RUNTIME, "no Vulkan device found (on a machine without a GPU, install "
+                                   "mesa-vulkan-drivers for the CPU driver lavapipe)");
+  }
+  gs_device_info *infos = calloc(count, sizeof *infos);
+  if (!infos) {
+    free(pds);
+    return gs_fail(GS_ERR_RUNTIME, "out of host memory");
+  }
+  for (uint32_t i = 0; i < count; i++) probe(pds[i], i, &infos[i]);
+  int chosen = index;
+  if (index >= 0 && (uint32_t)index >= count)
+    rc = gs_fail(GS_ERR_USAGE, "--device %d: there are %u Vulkan devices (0 to %u); see 'gpusort devices'", index,
+                 count, count - 1);
+  else if (index >= 0 && infos[index].unusable[0])
+    rc = gs_fail(GS_ERR_RUNTIME, "device %d (%s) %s", index, infos[index].name, infos[index].unusable);
+  else if (index < 0 && (chosen = gs_device_default_index(infos, count)) < 0)
+    rc = gs_fail(GS_ERR_RUNTIME, "no usable Vulkan device: %s %s%s", infos[0].name, infos[0].unusable,
+                 count > 1 ? " (the others likewise; see 'gpusort devices')" : "");
+  gs_device_info info = rc ? infos[0] : infos[chosen];
+  free(infos);
+  if (rc) {
+    free(pds);
+    return rc;
+  }
+  dev->physical = pds[chosen];
+  free(pds);
+  dev->info = info;
+  dev->subgroup_size = info.subgroup_size;
+  /* GPUSORT_MAX_WORKGROUPS lowers the per-dimension dispatch limit so tests reach the
+   * folded-dispatch path on small inputs. */
+  dev->max_groups_x = env_u32("GPUSORT_MAX_WORKGROUPS", info.max_groups[0]);
+  if (dev->max_groups_x > info.max_groups[0]) dev->max_groups_x = info.max_groups[0];
+  dev->max_groups_y = env_u32("GPUSORT_MAX_WORKGROUPS", info.max_groups[1]);
+  if (dev->max_groups_y > info.max_groups[1]) dev->max_groups_y = info.max_groups[1];
+  vkGetPhysicalDeviceMemoryProperties(dev->physical, &dev->memory);
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(dev->physical, &props);
+  dev->timestamp_ns = props.limits.timestampPeriod;
+
+  if ((rc = create_logical_device(dev))) return rc;
+  uint32_t nq = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(dev->physical, &nq, NULL);
+  VkQueueFamilyProperties *q = calloc(nq, sizeof *q);
+  if (!q) return gs_fail(GS_ERR_RUNTIME, "out of host memory");
+  vkGetPhysicalDeviceQueueFamilyProperties(dev->physical, &nq, q);
+  uint32_t bits = q[dev->queue_family].timestampValidBits;
+  dev->timestamp_mask = bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+  free(q);
+  return GS_OK;
+}
+
+void gs_device_close(gs_device *dev) {
+  if (dev->device && !dev->wedged) {
+    vkDeviceWaitIdle(dev->device);
+    if (dev->command_pool) vkDestroyCommandPool(dev->device, dev->command_pool, NULL);
+    vkDestroyDevice(dev->device, NULL);
+  }
+  if (dev->instance && !dev->wedged) {
+    if (dev->messenger) {
+      PFN_vkDestroyDebugUtilsMessengerEXT destroy =
+          (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(dev->instance, "vkDestroyDebugUtilsMessengerEXT");
+      if (destroy) destroy(dev->instance, dev->messenger, NULL);
+    }
+    vkDestroyInstance(dev->instance, NULL);
+  }
+  memset(dev, 0, sizeof *dev);
+}
