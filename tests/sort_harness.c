@@ -43,6 +43,10 @@ static int sink_copy(void *ctx, const void *data, size_t bytes) {
   return GS_OK;
 }
 
+uint32_t harness_tile_keys(harness *h, gs_key_type key) {
+  return ensure_sorter(h, key, false, 1) == GS_OK ? h->sorter.tile_keys : 0;
+}
+
 int harness_gpu_sort(harness *h, gs_key_type key, bool descending, const void *keys, uint64_t n,
                      unsigned begin_bit, unsigned end_bit, void *out) {
   const size_t bytes = n * gs_key_info_of(key)->bytes;

@@ -19,6 +19,9 @@ typedef struct {
 int harness_open(harness *h);
 void harness_close(harness *h);
 
+/* The tile size the sorter uses for this key type on this device. */
+uint32_t harness_tile_keys(harness *h, gs_key_type key);
+
 /* Sorts `keys` (n keys of the sorter's type) on the GPU into `out`. */
 int harness_gpu_sort(harness *h, gs_key_type key, bool descending, const void *keys, uint64_t n,
                      unsigned begin_bit, unsigned end_bit, void *out);
@@ -28,7 +31,8 @@ void reference_sort(gs_key_type key, bool descending, const void *keys, uint64_t
                     unsigned end_bit, void *out);
 
 /* Sorts generated data on the GPU and on the CPU and compares byte for byte; counts a
- * failure (with a diagnostic on stderr) on any difference. */
+ * failure (with a diagnostic on stderr) on any difference. Every byte of the output is
+ * poisoned first, so an unwritten position cannot pass. */
 void check_sort(harness *h, gs_key_type key, bool descending, gs_dist dist, uint64_t n, unsigned begin_bit,
                 unsigned end_bit, const char *label);
 

@@ -86,7 +86,7 @@ int gs_buffer_create(gs_device *dev, gs_buffer *buf, VkDeviceSize size, gs_memor
 }
 
 void gs_buffer_destroy(gs_device *dev, gs_buffer *buf) {
-  if (!dev->device) return;
+  if (!dev->device || dev->wedged) return; /* the GPU may still access it: leave it to exit */
   if (buf->buffer) vkDestroyBuffer(dev->device, buf->buffer, NULL);
   if (buf->memory) vkFreeMemory(dev->device, buf->memory, NULL); /* unmaps implicitly */
   memset(buf, 0, sizeof *buf);

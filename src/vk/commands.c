@@ -53,7 +53,7 @@ int gs_submission_wait(gs_device *dev, gs_submission *s, const char *stage) {
   if (r == VK_TIMEOUT) {
     dev->wedged = true;
     gs_device_mark_wedged();
-    return gs_fail(GS_ERR_RUNTIME, "GPU stall: %s did not finish within %.0f s (the limit is set by --timeout)", stage,
+    return gs_fail(GS_ERR_RUNTIME, "GPU stall: %s did not finish within %g s (the limit is set by --timeout)", stage,
                    (double)dev->timeout_ns * 1e-9);
   }
   if (r != VK_SUCCESS) return gs_vk_fail(dev, r, stage);

@@ -9,6 +9,9 @@
 enum { DEFAULT_TIMEOUT_S = 60 };
 
 static bool any_wedged;
+static unsigned validation_messages;
+
+unsigned gs_device_validation_messages(void) { return validation_messages; }
 
 bool gs_device_any_wedged(void) { return any_wedged; }
 void gs_device_mark_wedged(void) { any_wedged = true; }
@@ -193,8 +196,10 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageS
                                                             const VkDebugUtilsMessengerCallbackDataEXT *data,
                                                             void *user) {
   (void)types, (void)user;
-  if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)
+  if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
     fprintf(stderr, "gpusort: vulkan validation: %s\n", data->pMessage);
+    validation_messages++;
+  }
   return VK_FALSE;
 }
 
@@ -212,7 +217,13 @@ static int create_instance(gs_device *dev) {
     layers[nlayers++] = "VK_LAYER_KHRONOS_validation";
     exts[nexts++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
   }
+  /* With validation on, also check synchronization (barriers between dispatches and copies). */
+  const VkValidationFeatureEnableEXT checks[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+                                      .enabledValidationFeatureCount = 1,
+                                      .pEnabledValidationFeatures = checks};
   VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                             .pNext = nlayers ? &features : NULL,
                              .pApplicationInfo = &app,
                              .enabledLayerCount = nlayers,
                              .ppEnabledLayerNames = layers,
@@ -222,6 +233,7 @@ static int create_instance(gs_device *dev) {
   if (r == VK_ERROR_LAYER_NOT_PRESENT || r == VK_ERROR_EXTENSION_NOT_PRESENT) {
     fprintf(stderr, "gpusort: GPUSORT_VALIDATION is set but the validation layer is not installed\n");
     ci.enabledLayerCount = ci.enabledExtensionCount = 0;
+    ci.pNext = NULL;
     nexts = 0;
     r = vkCreateInstance(&ci, NULL, &dev->instance);
   }
@@ -238,7 +250,7 @@ static int create_instance(gs_device *dev) {
         .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                        VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
         .pfnUserCallback = on_validation_message};
-    if (create) create(dev->instance, &mi, NULL, &dev->messenger);
+    if (create && create(dev->instance, &mi, NULL, &dev->messenger) == VK_SUCCESS) dev->validating = true;
   }
   return GS_OK;
 }
@@ -344,12 +356,11 @@ int gs_device_open(gs_device *dev, int index) {
   free(pds);
   dev->info = info;
   dev->subgroup_size = info.subgroup_size;
-  /* GPUSORT_MAX_WORKGROUPS lowers the per-dimension dispatch limit so tests reach the
-   * folded-dispatch path on small inputs. */
+  /* GPUSORT_MAX_WORKGROUPS lowers the x-dimension dispatch limit so tests reach the
+   * folded (x * y) dispatch path on small inputs. */
   dev->max_groups_x = env_u32("GPUSORT_MAX_WORKGROUPS", info.max_groups[0]);
   if (dev->max_groups_x > info.max_groups[0]) dev->max_groups_x = info.max_groups[0];
-  dev->max_groups_y = env_u32("GPUSORT_MAX_WORKGROUPS", info.max_groups[1]);
-  if (dev->max_groups_y > info.max_groups[1]) dev->max_groups_y = info.max_groups[1];
+  dev->max_groups_y = info.max_groups[1];
   vkGetPhysicalDeviceMemoryProperties(dev->physical, &dev->memory);
   VkPhysicalDeviceProperties props;
   vkGetPhysicalDeviceProperties(dev->physical, &props);

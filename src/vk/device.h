@@ -40,11 +40,12 @@ typedef struct {
   VkDebugUtilsMessengerEXT messenger;
   gs_device_info info;
   uint32_t subgroup_size;
-  uint32_t max_groups_x, max_groups_y; /* after the GPUSORT_MAX_WORKGROUPS test knob */
+  uint32_t max_groups_x, max_groups_y; /* x after the GPUSORT_MAX_WORKGROUPS test knob */
   double timestamp_ns;                 /* nanoseconds per timestamp tick */
   uint64_t timestamp_mask;
   uint64_t timeout_ns; /* bound on every wait for the GPU */
   bool wedged;         /* a wait timed out or the device was lost: do not wait on it again */
+  bool validating;     /* the validation layer is on (GPUSORT_VALIDATION) */
 } gs_device;
 
 /* Lists every physical device the loader reports, usable or not. *infos is malloc'd. */
@@ -65,6 +66,9 @@ void gs_device_close(gs_device *dev);
  * _exit() rather than run the driver's teardown, which may wait on the stalled GPU. */
 bool gs_device_any_wedged(void);
 void gs_device_mark_wedged(void);
+
+/* Warnings and errors the validation layer reported so far (GPUSORT_VALIDATION=1). */
+unsigned gs_device_validation_messages(void);
 
 const char *gs_device_type_name(VkPhysicalDeviceType type);
 

@@ -74,7 +74,7 @@ int gs_kernel_create(gs_device *dev, gs_kernel *k, const char *spirv_name, uint3
 }
 
 void gs_kernel_destroy(gs_device *dev, gs_kernel *k) {
-  if (!dev->device) return;
+  if (!dev->device || dev->wedged) return;
   if (k->pipeline) vkDestroyPipeline(dev->device, k->pipeline, NULL);
   if (k->layout) vkDestroyPipelineLayout(dev->device, k->layout, NULL);
   if (k->set_layout) vkDestroyDescriptorSetLayout(dev->device, k->set_layout, NULL);

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs the Debian packages gpusort needs to build and test (Debian 12 or newer).
+# mesa-vulkan-drivers provides lavapipe, the CPU Vulkan driver used where there is no GPU.
+set -euo pipefail
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo=sudo; fi
+$sudo apt-get update
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends \
+  gcc libc6-dev pkg-config meson ninja-build python3 \
+  libvulkan-dev glslc libxxhash-dev \
+  mesa-vulkan-drivers vulkan-validationlayers xxhash
