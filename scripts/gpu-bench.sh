@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# gpusort's checks and benchmarks on a machine with an NVIDIA GPU, beside the anchors, in one
+# run (ratios are only meaningful within one run on one machine).
+#
+# usage: scripts/gpu-bench.sh BUILD_DIR ANCHORS_DIR RESULTS_DIR [STEPS]
+#   ANCHORS_DIR holds cub_bench.cu and e2e_peers.py (CUB radix sort/scan and device copy;
+#   numpy and CuPy file-to-file sorts). STEPS (default "tests anchors bench e2e") picks parts.
+# Logs go to RESULTS_DIR; a summary is printed last.
+set -u
+build=$1 anchors=$2 results=$3
+steps=${4:-tests anchors bench e2e}
+mkdir -p "$results"
+has() { [[ " $steps " == *" $1 "* ]]; }
+log() { echo "== $*" | tee -a "$results/summary.txt"; }
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader \
+  > "$results/gpu.txt" 2>&1
+log "GPU: $(cat "$results/gpu.txt")"
+"$build/gpusort" devices | tee "$results/devices.txt"
+
+if has tests; then
+  for mode in matrix large fallback; do
+    "$build/tests/test_sort" $mode > "$results/test_sort_$mode.txt" 2>&1
+    log "test_sort $mode: rc=$? $(tail -1 "$results/test_sort_$mode.txt")"
+  done
+  GPUSORT_MAX_WORKGROUPS=5 "$build/tests/test_sort" fold > "$results/test_sort_fold.txt" 2>&1
+  log "test_sort fold: rc=$? $(tail -1 "$results/test_sort_fold.txt")"
+  python3 tests/test_cli.py "$build/gpusort" . > "$results/test_cli.txt" 2>&1
+  log "test_cli: rc=$? $(tail -1 "$results/test_cli.txt")"
+fi
+
+if has anchors; then
+  nvcc -O3 -arch=native -o /tmp/cub_bench "$anchors/cub_bench.cu" > "$results/nvcc.txt" 2>&1 &&
+    /tmp/cub_bench > "$results/cub.txt" 2>&1
+  log "CUB anchors (rc=$?):"
+  grep -E "n=(16777216|67108864|268435456) " "$results/cub.txt" | tee -a "$results/summary.txt"
+fi
+
+if has bench; then
+  "$build/gpusort" bench -v --sizes 2^24,2^26,2^28 > "$results/bench.txt" 2>&1
+  log "gpusort bench (rc=$?):"
+  tee -a "$results/summary.txt" < "$results/bench.txt"
+fi
+
+if has e2e; then
+  in=/tmp/gpusort-e2e-in.bin
+  "$build/gpusort" gen -q -f --keys u32 -n 2^28 "$in"
+  cat "$in" > /dev/null
+  for i in 1 2 3; do
+    rm -f /tmp/gpusort-e2e-cp.bin
+    s=$(date +%s.%N); cp "$in" /tmp/gpusort-e2e-cp.bin; e=$(date +%s.%N)
+    log "cp 1 GiB run $i: $(awk "BEGIN{print $e - $s}") s"
+    s=$(date +%s.%N); "$build/gpusort" -f --keys u32 "$in" /tmp/gpusort-e2e-out.bin 2> "$results/e2e_$i.txt"
+    rc=$?; e=$(date +%s.%N)
+    log "gpusort 1 GiB run $i: rc=$rc $(awk "BEGIN{print $e - $s}") s wall"
+    tee -a "$results/summary.txt" < "$results/e2e_$i.txt"
+  done
+  "$build/gpusort" check --keys u32 /tmp/gpusort-e2e-out.bin 2>&1 | tee -a "$results/summary.txt"
+  [ -f "$anchors/e2e_peers.py" ] && python3 "$anchors/e2e_peers.py" 28 /tmp > "$results/peers.txt" 2>&1
+  log "peers:"; tee -a "$results/summary.txt" < "$results/peers.txt"
+  rm -f "$in" /tmp/gpusort-e2e-cp.bin /tmp/gpusort-e2e-out.bin /tmp/in_u32.bin /tmp/o_np.bin /tmp/o_cp.bin
+fi
+log "done"
