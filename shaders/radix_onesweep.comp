@@ -15,7 +15,7 @@
 #include "lib/common.glsl"
 #include "lib/keys.glsl"
 
-layout(constant_id = 4) const uint KEYS_PER_THREAD = 15;
+layout(constant_id = 4) const uint KEYS_PER_THREAD = 9;
 
 layout(std430, binding = 0) readonly buffer KeysIn { key_t keys_in[]; };
 layout(std430, binding = 1) writeonly buffer KeysOut { key_t keys_out[]; };
@@ -189,7 +189,9 @@ void main() {
       s_stage[counters + d] = before + group_size;
     }
     rank[i] = subgroupShuffle(before, leader) + subgroupBallotExclusiveBitCount(peers);
-    subgroupBarrier(); // the next round's leader may be another invocation
+    // The next round's leader may be another invocation: order the counters' shared-memory
+    // accesses within the subgroup (and nothing else).
+    controlBarrier(gl_ScopeSubgroup, gl_ScopeSubgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
   }
   barrier();
 

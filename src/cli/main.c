@@ -42,7 +42,7 @@ static const char help_text[] =
     "  -f, --force        overwrite an existing OUTPUT\n"
     "\n"
     "bench: sort device-resident uniform random keys of several sizes and print the median\n"
-    "GPU time beside a buffer-to-buffer copy of the same bytes, measured in the same run.\n"
+    "GPU time beside a compute-kernel copy of the same bytes, measured in the same run.\n"
     "  --keys TYPE        key type (default u32)\n"
     "  --sizes LIST       comma-separated key counts, e.g. 2^20,2^24,1000000\n"
     "                     (default 2^16,2^20,2^24,2^26,2^28, those that fit the device)\n"

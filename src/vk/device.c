@@ -94,7 +94,19 @@ static uint32_t env_u32(const char *name, uint32_t fallback) {
   return (*end || x == 0 || x > UINT32_MAX) ? fallback : (uint32_t)x;
 }
 
-/* The queue family gpusort uses: compute with timestamps, preferring compute-only families. */
+static bool has_device_extension(VkPhysicalDevice pd, const char *name) {
+  uint32_t n = 0;
+  if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS) return false;
+  VkExtensionProperties *ext = calloc(n ? n : 1, sizeof *ext);
+  bool found = false;
+  if (ext && vkEnumerateDeviceExtensionProperties(pd, NULL, &n, ext) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n && !found; i++) found = strcmp(ext[i].extensionName, name) == 0;
+  free(ext);
+  return found;
+}
+
+/* The queue family gpusort uses: compute with timestamps, preferring compute-only families
+ * (GPUSORT_QUEUE=graphics prefers the universal family instead, for experiments). */
 static int find_queue_family(VkPhysicalDevice pd, uint32_t *family) {
   uint32_t n = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
@@ -104,7 +116,9 @@ static int find_queue_family(VkPhysicalDevice pd, uint32_t *family) {
   int best = -1, best_score = -1;
   for (uint32_t i = 0; i < n; i++) {
     if (!(q[i].queueFlags & VK_QUEUE_COMPUTE_BIT) || q[i].timestampValidBits == 0) continue;
-    int score = (q[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) ? 1 : 2;
+    const char *want = getenv("GPUSORT_QUEUE");
+    const bool prefer_graphics = want && strcmp(want, "graphics") == 0;
+    int score = ((q[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) != 0) == prefer_graphics ? 2 : 1;
     if (score > best_score) best = (int)i, best_score = score;
   }
   free(q);
@@ -164,6 +178,7 @@ static void probe(VkPhysicalDevice pd, uint32_t index, gs_device_info *info) {
   VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
   vkGetPhysicalDeviceFeatures2(pd, &feats);
   info->has_int64 = feats.features.shaderInt64;
+  info->has_executable_stats = has_device_extension(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
 
   /* Run at 32 lanes where the device allows (NVIDIA, AMD RDNA, Intel), else its nearest size;
    * GPUSORT_SUBGROUP_SIZE overrides for experiments. */
@@ -303,10 +318,19 @@ static int create_logical_device(gs_device *dev) {
                                           .hostQueryReset = VK_TRUE};
   VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
   feats.features.shaderInt64 = dev->info.has_int64 ? VK_TRUE : VK_FALSE;
+  /* Compiler statistics of each pipeline (registers, spills), printed with GPUSORT_PIPELINE_STATS=1. */
+  const char *extensions[] = {VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME};
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR fexec = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+      .pipelineExecutableInfo = VK_TRUE};
+  const bool stats = dev->info.has_executable_stats && getenv("GPUSORT_PIPELINE_STATS");
+  if (stats) f13.pNext = &fexec;
   VkDeviceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                            .pNext = &feats,
                            .queueCreateInfoCount = 1,
-                           .pQueueCreateInfos = &qi};
+                           .pQueueCreateInfos = &qi,
+                           .enabledExtensionCount = stats ? 1 : 0,
+                           .ppEnabledExtensionNames = extensions};
   VkResult r = vkCreateDevice(dev->physical, &ci, NULL, &dev->device);
   if (r != VK_SUCCESS) return gs_vk_fail(dev, r, "creating the Vulkan device");
   vkGetDeviceQueue(dev->device, dev->queue_family, 0, &dev->queue);
@@ -367,6 +391,7 @@ int gs_device_open(gs_device *dev, int index) {
   dev->timestamp_ns = props.limits.timestampPeriod;
 
   if ((rc = create_logical_device(dev))) return rc;
+  dev->pipeline_stats = dev->info.has_executable_stats && getenv("GPUSORT_PIPELINE_STATS");
   uint32_t nq = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(dev->physical, &nq, NULL);
   VkQueueFamilyProperties *q = calloc(nq, sizeof *q);

@@ -26,6 +26,7 @@ typedef struct {
   uint32_t max_shared_bytes;
   uint32_t max_workgroup_size;
   bool has_int64;       /* shaderInt64: needed by 64-bit keys */
+  bool has_executable_stats; /* VK_KHR_pipeline_executable_properties: compiler statistics */
   char unusable[200];   /* why gpusort cannot use the device; empty when it can */
 } gs_device_info;
 
@@ -46,6 +47,7 @@ typedef struct {
   uint64_t timeout_ns; /* bound on every wait for the GPU */
   bool wedged;         /* a wait timed out or the device was lost: do not wait on it again */
   bool validating;     /* the validation layer is on (GPUSORT_VALIDATION) */
+  bool pipeline_stats; /* print compiler statistics of each pipeline (GPUSORT_PIPELINE_STATS) */
 } gs_device;
 
 /* Lists every physical device the loader reports, usable or not. *infos is malloc'd. */

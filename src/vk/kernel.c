@@ -1,9 +1,35 @@
 #include "vk/kernel.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "util/error.h"
 #include "vk/spirv.h"
+
+/* Prints what the driver's compiler reports about the pipeline (registers, spills...). */
+static void print_statistics(gs_device *dev, const gs_kernel *k) {
+  PFN_vkGetPipelineExecutableStatisticsKHR get_stats =
+      (PFN_vkGetPipelineExecutableStatisticsKHR)vkGetDeviceProcAddr(dev->device, "vkGetPipelineExecutableStatisticsKHR");
+  if (!get_stats) return;
+  VkPipelineExecutableInfoKHR ei = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
+                                    .pipeline = k->pipeline, .executableIndex = 0};
+  uint32_t n = 0;
+  if (get_stats(dev->device, &ei, &n, NULL) != VK_SUCCESS || n == 0) return;
+  VkPipelineExecutableStatisticKHR st[64];
+  if (n > 64) n = 64;
+  for (uint32_t i = 0; i < n; i++) st[i] = (VkPipelineExecutableStatisticKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
+  if (get_stats(dev->device, &ei, &n, st) != VK_SUCCESS && n == 0) return;
+  fprintf(stderr, "gpusort: pipeline %s:", k->name);
+  for (uint32_t i = 0; i < n; i++) {
+    switch (st[i].format) {
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: fprintf(stderr, " %s=%llu", st[i].name, (unsigned long long)st[i].value.u64); break;
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: fprintf(stderr, " %s=%lld", st[i].name, (long long)st[i].value.i64); break;
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: fprintf(stderr, " %s=%g", st[i].name, st[i].value.f64); break;
+    default: fprintf(stderr, " %s=%s", st[i].name, st[i].value.b32 ? "true" : "false");
+    }
+  }
+  fprintf(stderr, "\n");
+}
 
 int gs_kernel_create(gs_device *dev, gs_kernel *k, const char *spirv_name, uint32_t bindings, uint32_t push_bytes,
                      const uint32_t *spec, uint32_t spec_count) {
@@ -68,8 +94,10 @@ int gs_kernel_create(gs_device *dev, gs_kernel *k, const char *spirv_name, uint3
                 .pName = "main",
                 .pSpecializationInfo = &si},
       .layout = k->layout};
+  if (dev->pipeline_stats) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   r = vkCreateComputePipelines(dev->device, VK_NULL_HANDLE, 1, &ci, NULL, &k->pipeline);
   if (r != VK_SUCCESS) return gs_vk_fail(dev, r, spirv_name);
+  if (dev->pipeline_stats) print_statistics(dev, k);
   return GS_OK;
 }
 
