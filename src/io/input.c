@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "util/error.h"
+#include "util/parallel.h"
 
 int gs_input_open(gs_input *in, const char *path) {
   memset(in, 0, sizeof *in);
@@ -76,6 +77,29 @@ int gs_input_read_stream(gs_input *in, uint64_t max_bytes, const char *what_limi
   in->data = buf;
   in->bytes = len;
   return GS_OK;
+}
+
+typedef struct {
+  const volatile unsigned char *data;
+} touch_job;
+
+static void touch_pages(void *arg, size_t begin, size_t end, unsigned worker) {
+  (void)worker;
+  touch_job *job = arg;
+  unsigned sum = 0;
+  for (size_t i = begin; i < end; i += 4096) sum += job->data[i];
+  (void)sum;
+}
+
+void gs_input_prefault(gs_input *in) {
+  /* Runs before the device's limit is known: never for more than any device can take in
+   * one buffer (a binding addresses at most 4 GiB - 1), so a huge input is refused quickly. */
+  if (!in->mapping || in->bytes > 0xFFFFFFFFull) return;
+#ifdef MADV_POPULATE_READ
+  if (madvise(in->mapping, in->bytes, MADV_POPULATE_READ) == 0) return;
+#endif
+  touch_job job = {in->data};
+  gs_parallel_for(in->bytes, (size_t)16 << 20, touch_pages, &job);
 }
 
 int gs_input_check_width(const gs_input *in, unsigned width, const char *what) {

@@ -29,6 +29,10 @@ int gs_input_open(gs_input *in, const char *path);
  * limit, which `what_limit` describes). No-op for mapped files. */
 int gs_input_read_stream(gs_input *in, uint64_t max_bytes, const char *what_limit);
 
+/* Brings a mapped input into memory ahead of use (page faults now rather than during the
+ * copy to the GPU). No-op for streams. */
+void gs_input_prefault(gs_input *in);
+
 /* Usage error unless the size is a whole number of `width`-byte records. */
 int gs_input_check_width(const gs_input *in, unsigned width, const char *what);
 

@@ -17,6 +17,7 @@ typedef struct {
   char *temp_path;  /* while a temporary file exists */
   int fd;
   bool direct; /* stdout or a non-regular file: written in place */
+  unsigned long long written; /* bytes so far */
 } gs_output;
 
 /* Checks made before any work: refuses an OUTPUT that is INPUT (same file, also through
@@ -25,6 +26,8 @@ typedef struct {
 int gs_output_preflight(const char *path, bool force, const gs_input *input);
 
 int gs_output_open(gs_output *out, const char *path);
+/* Appends data. Large writes to a regular file are split over several threads (pwrite at
+ * disjoint offsets): one thread copies into the page cache at a few GB/s. */
 int gs_output_write(gs_output *out, const void *data, size_t bytes);
 
 /* Completes the file: closes it and renames the temporary file over OUTPUT. */

@@ -81,3 +81,25 @@ void gs_parallel_memcpy(void *dst, const void *src, size_t bytes) {
   copy_ctx c = {dst, src};
   gs_parallel_for(bytes, (size_t)4 << 20, copy_range, &c);
 }
+
+typedef struct {
+  void (*fn)(void *);
+  void *ctx;
+} task;
+
+static void *run_task(void *arg) {
+  task *t = arg;
+  t->fn(t->ctx);
+  return NULL;
+}
+
+void gs_run_both(void (*first)(void *), void *first_ctx, void (*second)(void *), void *second_ctx) {
+  task t = {first, first_ctx};
+  pthread_t tid;
+  const int spawned = pthread_create(&tid, NULL, run_task, &t) == 0;
+  second(second_ctx);
+  if (spawned)
+    pthread_join(tid, NULL);
+  else
+    first(first_ctx);
+}

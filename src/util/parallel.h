@@ -16,6 +16,10 @@ unsigned gs_parallel_threads(void);
 void gs_parallel_for(size_t count, size_t grain,
                      void (*fn)(void *ctx, size_t begin, size_t end, unsigned worker), void *ctx);
 
+/* Runs first(first_ctx) on a new thread and second(second_ctx) on this one; returns when
+ * both are done (both run here, one after the other, if no thread can be made). */
+void gs_run_both(void (*first)(void *), void *first_ctx, void (*second)(void *), void *second_ctx);
+
 /* memcpy split over the worker threads. */
 void gs_parallel_memcpy(void *dst, const void *src, size_t bytes);
 
