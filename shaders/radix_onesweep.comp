@@ -12,6 +12,11 @@
 //  4. stage the keys in shared memory in tile order, so that each digit's run is written
 //     to consecutive addresses.
 // The order of equal digits is kept (stable), which makes the LSD passes a sort.
+// With VALUE_WORDS (1 or 2, a compile-time define) a 32- or 64-bit value follows each key
+// through the same ranks; the first pass can make each value its key's input index (argsort).
+#ifndef VALUE_WORDS
+#define VALUE_WORDS 0
+#endif
 #include "lib/common.glsl"
 #include "lib/keys.glsl"
 
@@ -22,6 +27,15 @@ layout(std430, binding = 1) writeonly buffer KeysOut { key_t keys_out[]; };
 layout(std430, binding = 2) readonly buffer DigitStarts { uint digit_starts[]; }; // [pass][RADIX]
 layout(std430, binding = 3) buffer Lookback { uint lookback[]; };                 // [tile][RADIX], zeroed
 layout(std430, binding = 4) buffer Control { uint tickets[]; };                   // one per pass, zeroed
+#if VALUE_WORDS == 2
+#define value_t uint64_t
+#elif VALUE_WORDS == 1
+#define value_t uint
+#endif
+#if VALUE_WORDS > 0
+layout(std430, binding = 5) readonly buffer ValuesIn { value_t values_in[]; };
+layout(std430, binding = 6) writeonly buffer ValuesOut { value_t values_out[]; };
+#endif
 
 #include "lib/lookback.glsl"
 #include "lib/subgroup_multisplit.glsl"
@@ -36,18 +50,21 @@ layout(push_constant) uniform Push {
   uint flags;
 } pc;
 
-const uint PASS_FIRST = 1u; // keys arrive as stored: map them to ordered keys
-const uint PASS_LAST = 2u;  // write keys back as stored
+const uint PASS_FIRST = 1u;        // keys arrive as stored: map them to ordered keys
+const uint PASS_LAST = 2u;         // write keys back as stored
+const uint PASS_INDEX_VALUES = 4u; // first pass: each value is its key's input index
 
 const uint TILE_KEYS = WORKGROUP_SIZE * KEYS_PER_THREAD;
 const uint SUBGROUP_KEYS = SUBGROUP_SIZE * KEYS_PER_THREAD;
 const uint KEY_WORDS = KEY_BITS / 32;
 const uint COUNTER_WORDS = NUM_SUBGROUPS * RADIX;
-const uint STAGED_KEY_WORDS = TILE_KEYS * KEY_WORDS;
+const uint ITEM_WORDS = VALUE_WORDS > KEY_WORDS ? VALUE_WORDS : KEY_WORDS;
+const uint STAGED_KEY_WORDS = TILE_KEYS * ITEM_WORDS;
 const uint STAGE_WORDS = COUNTER_WORDS > STAGED_KEY_WORDS ? COUNTER_WORDS : STAGED_KEY_WORDS;
 const uint DIGITS_PER_INVOCATION = (RADIX + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
 
-// Reused: first each subgroup's digit counters, then the tile's keys in sorted order.
+// Reused: first each subgroup's digit counters, then the tile's keys in sorted order, then
+// its values.
 shared uint s_stage[STAGE_WORDS];
 shared uint s_digit_count[RADIX]; // keys of each digit in this tile
 shared uint s_digit_start[RADIX]; // first position of each digit in tile order
@@ -81,6 +98,30 @@ key_t staged_key(uint position) {
   return s_stage[position];
 #endif
 }
+
+#if VALUE_WORDS > 0
+value_t load_value(uint index) {
+  if ((pc.flags & PASS_INDEX_VALUES) != 0u) return value_t(index);
+  return values_in[index];
+}
+
+void stage_value(uint position, value_t v) {
+#if VALUE_WORDS == 2
+  s_stage[position] = uint(v);
+  s_stage[TILE_KEYS + position] = uint(v >> 32);
+#else
+  s_stage[position] = v;
+#endif
+}
+
+value_t staged_value(uint position) {
+#if VALUE_WORDS == 2
+  return value_t(s_stage[position]) | (value_t(s_stage[TILE_KEYS + position]) << 32);
+#else
+  return s_stage[position];
+#endif
+}
+#endif
 
 // Exclusive prefix sum of s_digit_start[] in place; invocation i owns a run of digits.
 void scan_digit_starts() {
@@ -233,11 +274,32 @@ void main() {
   // Write out in tile order: consecutive invocations mostly share a digit, so they write
   // consecutive addresses. Padding sorts last and is never written.
   const uint valid = min(TILE_KEYS, pc.n - tile_first);
+#if VALUE_WORDS > 0
+  uint dest[KEYS_PER_THREAD]; // where each written position went: its value goes there too
+#endif
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
     const uint j = lid + i * WORKGROUP_SIZE;
     if (j < valid) {
       const key_t k = staged_key(j);
-      keys_out[s_digit_dest[digit_of(k)] + j] = (pc.flags & PASS_LAST) != 0u ? key_from_ordered(k) : k;
+      const uint to = s_digit_dest[digit_of(k)] + j;
+      keys_out[to] = (pc.flags & PASS_LAST) != 0u ? key_from_ordered(k) : k;
+#if VALUE_WORDS > 0
+      dest[i] = to;
+#endif
     }
   }
+
+#if VALUE_WORDS > 0
+  // Values take the same way: staged at their keys' ranks, written where the keys went.
+  barrier(); // staged keys read before the values overwrite them
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
+    const uint index = first + i * SUBGROUP_SIZE;
+    if (index < pc.n) stage_value(rank[i], load_value(index));
+  }
+  barrier();
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
+    const uint j = lid + i * WORKGROUP_SIZE;
+    if (j < valid) values_out[dest[i]] = staged_value(j);
+  }
+#endif
 }

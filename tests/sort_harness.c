@@ -21,106 +21,141 @@ void harness_close(harness *h) {
 }
 
 /* Reuses the sorter while the configuration matches and the capacity suffices. */
-static int ensure_sorter(harness *h, gs_key_type key, bool descending, uint64_t n) {
-  if (h->have_sorter && h->config.key == key && h->config.descending == descending && h->config.capacity >= n)
+static int ensure_sorter(harness *h, gs_key_type key, bool descending, unsigned value_bytes, uint64_t n) {
+  if (h->have_sorter && h->config.key == key && h->config.descending == descending &&
+      h->config.value_bytes == value_bytes && h->config.capacity >= n)
     return GS_OK;
   if (h->have_sorter) gs_radix_sort_destroy(&h->sorter);
   h->have_sorter = false;
-  h->config = (gs_radix_sort_config){.key = key, .descending = descending, .capacity = n < 4096 ? 4096 : n};
+  h->config = (gs_radix_sort_config){
+      .key = key, .descending = descending, .value_bytes = value_bytes, .capacity = n < 4096 ? 4096 : n};
   int rc = gs_radix_sort_create(&h->dev, &h->sorter, &h->config);
   if (rc == GS_OK) h->have_sorter = true;
   return rc;
 }
 
+uint32_t harness_tile_keys(harness *h, gs_key_type key, unsigned value_bytes) {
+  return ensure_sorter(h, key, false, value_bytes, 1) == GS_OK ? h->sorter.tile_keys : 0;
+}
+
 typedef struct {
-  unsigned char *out;
+  unsigned char *out[2];
+  unsigned bytes[2];
 } copy_sink;
 
-static int sink_copy(void *ctx, const void *data, size_t bytes) {
+static int sink_copy(void *ctx, const void *const *fields, size_t count) {
   copy_sink *c = ctx;
-  memcpy(c->out, data, bytes);
-  c->out += bytes;
+  for (int f = 0; f < 2; f++) {
+    if (!c->bytes[f]) continue;
+    memcpy(c->out[f], fields[f], count * c->bytes[f]);
+    c->out[f] += count * c->bytes[f];
+  }
   return GS_OK;
 }
 
-uint32_t harness_tile_keys(harness *h, gs_key_type key) {
-  return ensure_sorter(h, key, false, 1) == GS_OK ? h->sorter.tile_keys : 0;
-}
-
-int harness_gpu_sort(harness *h, gs_key_type key, bool descending, const void *keys, uint64_t n,
-                     unsigned begin_bit, unsigned end_bit, void *out) {
-  const size_t bytes = n * gs_key_info_of(key)->bytes;
-  int rc = ensure_sorter(h, key, descending, n);
+int harness_gpu_sort(harness *h, const sort_case *c, const void *keys, const void *values, uint64_t n,
+                     void *out_keys, void *out_values) {
+  const unsigned kb = gs_key_info_of(c->key)->bytes, vb = c->value_bytes;
+  int rc = ensure_sorter(h, c->key, c->descending, vb, n);
   if (rc) return rc;
   gs_stager up = {0}, down = {0};
   gs_transfer_stats stats = {0};
-  gs_buffer *result = NULL;
-  gs_radix_sort_run_options run = {.n = n, .begin_bit = begin_bit, .end_bit = end_bit};
-  copy_sink sink = {out};
+  gs_radix_sort_result result;
+  gs_radix_sort_run_options run = {
+      .n = n, .begin_bit = c->begin_bit, .end_bit = c->end_bit, .index_values = c->index_values};
+  copy_sink sink = {{out_keys, out_values}, {kb, vb}};
+  const size_t bytes = n * (kb + vb);
   if (!(rc = gs_stager_create(&h->dev, &up, GS_MEM_UPLOAD, bytes)) &&
       !(rc = gs_stager_create(&h->dev, &down, GS_MEM_READBACK, bytes)) &&
-      !(rc = gs_upload(&up, gs_radix_sort_input(&h->sorter), 0, keys, bytes, &stats)) &&
-      !(rc = gs_radix_sort_run(&h->sorter, &run, &result)))
-    rc = gs_download(&down, result, 0, bytes, sink_copy, &sink, &stats);
+      !(rc = gs_upload(&up, gs_radix_sort_input(&h->sorter), keys, n * kb, &stats)) &&
+      !(vb && !c->index_values && (rc = gs_upload(&up, gs_radix_sort_values_input(&h->sorter), values, n * vb, &stats))) &&
+      !(rc = gs_radix_sort_run(&h->sorter, &run, &result))) {
+    gs_field fields[2] = {{result.keys, 0, kb}, {result.values, 0, vb}};
+    rc = gs_download_fields(&down, fields, vb ? 2 : 1, n, sink_copy, &sink, &stats);
+  }
   gs_stager_destroy(&up);
   gs_stager_destroy(&down);
   return rc;
 }
 
-/* LSD reference with 8-bit digits on the ordered bits: obviously stable. */
-void reference_sort(gs_key_type key, bool descending, const void *keys, uint64_t n, unsigned begin_bit,
-                    unsigned end_bit, void *out) {
-  const gs_key_info *info = gs_key_info_of(key);
+/* LSD with 8-bit digits on the sort key: obviously stable. */
+void reference_permutation(const sort_case *c, const void *keys, uint64_t n, uint64_t *perm) {
+  const gs_key_info *info = gs_key_info_of(c->key);
   const unsigned bytes = info->bytes;
-  if (begin_bit == 0 && end_bit == 0) end_bit = bytes * 8;
-  uint64_t *ordered = malloc((n ? n : 1) * sizeof *ordered), *tmp = malloc((n ? n : 1) * sizeof *tmp);
+  unsigned begin = c->begin_bit, end = c->end_bit;
+  if (begin == 0 && end == 0) end = bytes * 8;
+  uint64_t *sort_key = malloc((n ? n : 1) * sizeof *sort_key), *tmp = malloc((n ? n : 1) * sizeof *tmp);
   for (uint64_t i = 0; i < n; i++) {
     uint64_t o = gs_key_ordered(info, (const unsigned char *)keys + i * bytes);
-    ordered[i] = descending ? ~o & (bytes == 8 ? UINT64_MAX : UINT32_MAX) : o;
+    sort_key[i] = c->descending ? ~o : o;
+    perm[i] = i;
   }
-  for (unsigned shift = begin_bit; shift < end_bit; shift += 8) {
-    const unsigned width = end_bit - shift < 8 ? end_bit - shift : 8;
+  for (unsigned shift = begin; shift < end; shift += 8) {
+    const unsigned width = end - shift < 8 ? end - shift : 8;
     const uint64_t mask = (1u << width) - 1;
     uint64_t count[257] = {0};
-    for (uint64_t i = 0; i < n; i++) count[((ordered[i] >> shift) & mask) + 1]++;
+    for (uint64_t i = 0; i < n; i++) count[((sort_key[perm[i]] >> shift) & mask) + 1]++;
     for (int d = 0; d < 256; d++) count[d + 1] += count[d];
-    for (uint64_t i = 0; i < n; i++) tmp[count[(ordered[i] >> shift) & mask]++] = ordered[i];
-    uint64_t *swap = ordered;
-    ordered = tmp, tmp = swap;
+    for (uint64_t i = 0; i < n; i++) tmp[count[(sort_key[perm[i]] >> shift) & mask]++] = perm[i];
+    memcpy(perm, tmp, n * sizeof *perm);
   }
-  for (uint64_t i = 0; i < n; i++) {
-    uint64_t o = descending ? ~ordered[i] & (bytes == 8 ? UINT64_MAX : UINT32_MAX) : ordered[i];
-    gs_key_store_bits(bytes, (unsigned char *)out + i * bytes, gs_bits_from_ordered(info->kind, bytes, o));
-  }
-  free(ordered);
+  free(sort_key);
   free(tmp);
 }
 
-void check_sort(harness *h, gs_key_type key, bool descending, gs_dist dist, uint64_t n, unsigned begin_bit,
-                unsigned end_bit, const char *label) {
-  const unsigned bytes = gs_key_info_of(key)->bytes;
-  const size_t size = (n ? n : 1) * bytes;
-  unsigned char *keys = malloc(size), *want = malloc(size), *got = malloc(size);
-  gs_generate(key, dist, 12345 + n, n, 0, n, keys);
-  memset(got, 0xA5, size); /* poison: every byte must be written */
-  reference_sort(key, descending, keys, n, begin_bit, end_bit, want);
+static void report_difference(harness *h, const char *label, const char *what, uint64_t n, const unsigned char *want,
+                              const unsigned char *got, unsigned bytes, const gs_key_info *as_key) {
+  uint64_t first = 0, wrong = 0;
+  for (uint64_t i = n; i-- > 0;)
+    if (memcmp(want + i * bytes, got + i * bytes, bytes) != 0) first = i, wrong++;
+  char a[64], b[64];
+  gs_key_format(as_key, want + first * bytes, a, sizeof a);
+  gs_key_format(as_key, got + first * bytes, b, sizeof b);
+  fprintf(stderr, "FAIL %s: n=%" PRIu64 ": %" PRIu64 " %s differ, first at %" PRIu64 ": want %s got %s\n", label, n,
+          wrong, what, first, a, b);
+  h->failures++;
+}
+
+void check_case(harness *h, const sort_case *c, gs_dist dist, uint64_t n, const char *label) {
+  const unsigned kb = gs_key_info_of(c->key)->bytes, vb = c->value_bytes;
+  const size_t m = n ? n : 1;
+  unsigned char *keys = malloc(m * kb), *values = malloc(m * (vb ? vb : 1));
+  unsigned char *want_keys = malloc(m * kb), *want_values = malloc(m * (vb ? vb : 1));
+  unsigned char *got_keys = malloc(m * kb), *got_values = malloc(m * (vb ? vb : 1));
+  uint64_t *perm = malloc(m * sizeof *perm);
+  gs_generate(c->key, dist, 12345 + n, n, 0, n, keys, kb);
+  for (uint64_t i = 0; i < n && vb; i++) /* values: the input index, scrambled for 64-bit values */
+    gs_key_store_bits(vb, values + i * vb, vb == 8 ? i * 0x9E3779B97F4A7C15ull : i);
+  reference_permutation(c, keys, n, perm);
+  for (uint64_t i = 0; i < n; i++) {
+    memcpy(want_keys + i * kb, keys + perm[i] * kb, kb);
+    if (c->index_values)
+      gs_key_store_bits(4, want_values + i * 4, perm[i]);
+    else if (vb)
+      memcpy(want_values + i * vb, values + perm[i] * vb, vb);
+  }
+  memset(got_keys, 0xA5, m * kb);
+  memset(got_values, 0xA5, m * (vb ? vb : 1));
   h->checks++;
-  int rc = harness_gpu_sort(h, key, descending, keys, n, begin_bit, end_bit, got);
+  int rc = harness_gpu_sort(h, c, keys, values, n, got_keys, got_values);
   if (rc) {
     h->failures++;
     fprintf(stderr, "FAIL %s: n=%" PRIu64 ": %s\n", label, n, gs_last_error());
-  } else if (memcmp(want, got, n * bytes) != 0) {
-    h->failures++;
-    uint64_t first = 0, wrong = 0;
-    for (uint64_t i = n; i-- > 0;)
-      if (memcmp(want + i * bytes, got + i * bytes, bytes) != 0) first = i, wrong++;
-    char a[64], b[64];
-    gs_key_format(gs_key_info_of(key), want + first * bytes, a, sizeof a);
-    gs_key_format(gs_key_info_of(key), got + first * bytes, b, sizeof b);
-    fprintf(stderr, "FAIL %s: n=%" PRIu64 ": %" PRIu64 " keys differ, first at %" PRIu64 ": want %s got %s\n", label, n,
-            wrong, first, a, b);
+  } else if (memcmp(want_keys, got_keys, n * kb) != 0) {
+    report_difference(h, label, "keys", n, want_keys, got_keys, kb, gs_key_info_of(c->key));
+  } else if (vb && memcmp(want_values, got_values, n * vb) != 0) {
+    report_difference(h, label, "values", n, want_values, got_values, vb, gs_key_info_of(vb == 8 ? GS_KEY_U64 : GS_KEY_U32));
   }
   free(keys);
-  free(want);
-  free(got);
+  free(values);
+  free(want_keys);
+  free(want_values);
+  free(got_keys);
+  free(got_values);
+  free(perm);
+}
+
+void check_sort(harness *h, gs_key_type key, gs_dist dist, uint64_t n, const char *label) {
+  sort_case c = {.key = key};
+  check_case(h, &c, dist, n, label);
 }

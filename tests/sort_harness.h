@@ -8,6 +8,15 @@
 #include "io/datagen.h"
 #include "prim/radix_sort.h"
 
+/* What one GPU sort does. */
+typedef struct {
+  gs_key_type key;
+  bool descending;
+  unsigned value_bytes;        /* 0, 4 or 8 */
+  bool index_values;           /* values are the input indices (value_bytes 4): argsort */
+  unsigned begin_bit, end_bit; /* 0, 0: all bits */
+} sort_case;
+
 typedef struct {
   gs_device dev;
   gs_radix_sort sorter;
@@ -19,21 +28,22 @@ typedef struct {
 int harness_open(harness *h);
 void harness_close(harness *h);
 
-/* The tile size the sorter uses for this key type on this device. */
-uint32_t harness_tile_keys(harness *h, gs_key_type key);
+/* The tile size the sorter uses for this key type and value size on this device. */
+uint32_t harness_tile_keys(harness *h, gs_key_type key, unsigned value_bytes);
 
-/* Sorts `keys` (n keys of the sorter's type) on the GPU into `out`. */
-int harness_gpu_sort(harness *h, gs_key_type key, bool descending, const void *keys, uint64_t n,
-                     unsigned begin_bit, unsigned end_bit, void *out);
+/* Sorts n keys (and values, unless index_values) on the GPU into out_keys / out_values. */
+int harness_gpu_sort(harness *h, const sort_case *c, const void *keys, const void *values, uint64_t n,
+                     void *out_keys, void *out_values);
 
-/* Stable CPU reference: sorts by the ordered bits in [begin_bit, end_bit). */
-void reference_sort(gs_key_type key, bool descending, const void *keys, uint64_t n, unsigned begin_bit,
-                    unsigned end_bit, void *out);
+/* Stable CPU reference: the permutation that sorts the keys by the case's key bits. */
+void reference_permutation(const sort_case *c, const void *keys, uint64_t n, uint64_t *perm);
 
-/* Sorts generated data on the GPU and on the CPU and compares byte for byte; counts a
- * failure (with a diagnostic on stderr) on any difference. Every byte of the output is
- * poisoned first, so an unwritten position cannot pass. */
-void check_sort(harness *h, gs_key_type key, bool descending, gs_dist dist, uint64_t n, unsigned begin_bit,
-                unsigned end_bit, const char *label);
+/* Generates data for the case, sorts it on the GPU and on the CPU, and compares keys and
+ * values byte for byte; counts a failure (with a diagnostic on stderr) on any difference.
+ * Outputs are poisoned first, so an unwritten position cannot pass. */
+void check_case(harness *h, const sort_case *c, gs_dist dist, uint64_t n, const char *label);
+
+/* Keys only, ascending, all bits: the common case. */
+void check_sort(harness *h, gs_key_type key, gs_dist dist, uint64_t n, const char *label);
 
 #endif

@@ -117,9 +117,8 @@ class Usage(CliTest):
         self.assert_error(run(["--keys", "u32", "a", "b", "-o", "c"]), 2, "OUTPUT given twice")
 
     def test_key_types(self):
-        self.assert_error(run(["--keys", "u33", "a", "b"]), 2, "unknown key type 'u33'")
-        for t in ["i32", "f32", "u64", "i64", "f64"]:
-            self.assert_error(run(["--keys", t, "a", "b"]), 2, "not supported yet")
+        self.assert_error(run(["--keys", "u33", "a", "b"]), 2, "--keys: unknown type 'u33'")
+        self.assert_error(run(["--keys", "u32", "--values", "u16", "a", "b"]), 2, "--values: unknown type")
 
     def test_bad_values(self):
         self.assert_error(run(["--keys", "u32", "--device", "x", "a", "b"]), 2, "--device")
@@ -345,12 +344,210 @@ class Verification(CliTest):
         if corrupt[i] == corrupt[i + 1]:
             corrupt[i] += 1
         bad_path = self.write("corrupt.bin", u32(corrupt))
-        self.assert_error(run(["check", "--keys", "u32", bad_path]), 3, f"at key {i + 1}")
+        self.assert_error(run(["check", "--keys", "u32", bad_path]), 3, f"at record {i + 1}")
         self.assertEqual(run(["check", "-q", "--keys", "u32", "-"], data=u32(sorted(self.values))).returncode, 0)
         self.assertEqual(run(["check", "-q", "--keys", "u32", "-"], data=u32(corrupt)).returncode, 3)
         self.assertEqual(run(["check", "--keys", "u32", self.write("e.bin", b"")]).returncode, 0)
         self.assert_error(run(["check", "--keys", "u32", self.write("odd.bin", b"123")]), 2, "3 bytes")
         self.assert_error(run(["check", sorted_path]), 2, "--keys")
+
+
+WIDTH = {"u32": 4, "i32": 4, "f32": 4, "u64": 8, "i64": 8, "f64": 8}
+
+
+def sort_key(t, raw, descending=False, bits=None):
+    """The documented order: integers numerically, floats by IEEE 754 totalOrder."""
+    w = WIDTH[t] * 8
+    u = int.from_bytes(raw, "little")
+    sign, full = 1 << (w - 1), (1 << w) - 1
+    o = u ^ sign if t[0] == "i" else ((~u & full) if u & sign else u | sign) if t[0] == "f" else u
+    if descending:
+        o = ~o & full
+    if bits:
+        lo, hi = bits
+        o = (o >> lo) & ((1 << (hi - lo)) - 1)
+    return o
+
+
+def reference(data, t, record, offset, descending=False, bits=None):
+    """Records of `data` in stable sorted order, and their input indices."""
+    n = len(data) // record
+    order = sorted(range(n), key=lambda i: sort_key(t, data[i * record + offset:i * record + offset + WIDTH[t]],
+                                                    descending, bits))
+    return b"".join(data[i * record:(i + 1) * record] for i in order), order
+
+
+class KeyTypes(CliTest):
+    def gen(self, name, *args):
+        p = run(["gen", "-q", *args, self.path(name)])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return self.read(name)
+
+    def test_every_key_type_both_directions(self):
+        for t in WIDTH:
+            for dist in ["special", "few:7", "uniform"]:
+                data = self.gen(f"{t}.bin", "-f", "--keys", t, "-n", "3001", "--dist", dist, "--seed", "5")
+                for desc in [False, True]:
+                    args = ["--keys", t, "-f", "--verify"] + (["--descending"] if desc else [])
+                    p = run(args + [self.path(f"{t}.bin"), self.path("out.bin")])
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    want, _ = reference(data, t, WIDTH[t], 0, desc)
+                    self.assertEqual(self.read("out.bin"), want, f"{t} {dist} descending={desc}")
+
+    def test_float_total_order(self):
+        import struct
+        # -NaN < -inf < -1 < -denormal < -0 < +0 < +denormal < 1 < +inf < +NaN
+        order32 = [0xffc00000, 0xff800000, 0xbf800000, 0x80000001, 0x80000000,
+                   0x00000000, 0x00000001, 0x3f800000, 0x7f800000, 0x7fc00000]
+        shuffled = [order32[i] for i in [5, 9, 0, 3, 7, 1, 8, 2, 6, 4]]
+        inp = self.write("f.bin", struct.pack("<10I", *shuffled))
+        self.assertEqual(run(["--keys", "f32", inp, self.path("o")]).returncode, 0)
+        self.assertEqual(list(struct.unpack("<10I", self.read("o"))), order32)
+        self.assertEqual(run(["--keys", "f32", "--descending", inp, self.path("d")]).returncode, 0)
+        self.assertEqual(list(struct.unpack("<10I", self.read("d"))), order32[::-1])
+        order64 = [0xfff8000000000000, 0xfff0000000000000, 0x8000000000000000, 0,
+                   0x0000000000000001, 0x7ff0000000000000, 0x7ff8000000000000]
+        inp = self.write("d.bin", struct.pack("<7Q", *order64[::-1]))
+        self.assertEqual(run(["--keys", "f64", inp, self.path("o64")]).returncode, 0)
+        self.assertEqual(list(struct.unpack("<7Q", self.read("o64"))), order64)
+
+    def test_integer_extremes(self):
+        import struct
+        vals = [0, -1, 2**31 - 1, -2**31, 1, -2**31 + 1, 2**31 - 2]
+        inp = self.write("i.bin", struct.pack(f"<{len(vals)}i", *vals))
+        self.assertEqual(run(["--keys", "i32", inp, self.path("o")]).returncode, 0)
+        self.assertEqual(list(struct.unpack(f"<{len(vals)}i", self.read("o"))), sorted(vals))
+        vals = [0, -1, 2**63 - 1, -2**63, 5, -2**63 + 1]
+        inp = self.write("l.bin", struct.pack(f"<{len(vals)}q", *vals))
+        self.assertEqual(run(["--keys", "i64", "--descending", inp, self.path("o64")]).returncode, 0)
+        self.assertEqual(list(struct.unpack(f"<{len(vals)}q", self.read("o64"))), sorted(vals, reverse=True))
+
+    def test_bits(self):
+        data = self.gen("u.bin", "--keys", "u32", "-n", "4000", "--dist", "uniform")
+        for bits, desc in [((8, 16), False), ((0, 1), True), ((31, 32), False), ((3, 29), True)]:
+            args = ["--keys", "u32", "-f", "--bits", f"{bits[0]}:{bits[1]}"] + (["--descending"] if desc else [])
+            self.assertEqual(run(args + [self.path("u.bin"), self.path("o")]).returncode, 0)
+            want, _ = reference(data, "u32", 4, 0, desc, bits)
+            self.assertEqual(self.read("o"), want, f"bits {bits} descending={desc}")
+            self.assertEqual(run(["check", "--keys", "u32", "--bits", f"{bits[0]}:{bits[1]}"]
+                                 + (["--descending"] if desc else []) + [self.path("o")]).returncode, 0)
+
+
+class Payloads(CliTest):
+    def gen(self, name, *args):
+        p = run(["gen", "-q", "-f", *args, self.path(name)])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return self.read(name)
+
+    def test_pairs(self):
+        for key, value in [("u32", "u32"), ("f64", "u32"), ("i64", "f64"), ("u32", "u64"), ("f32", "i32")]:
+            R = WIDTH[key] + WIDTH[value]
+            data = self.gen("p.bin", "--keys", key, "--values", value, "-n", "2500", "--dist", "few:4")
+            for desc in [False, True]:
+                args = ["--keys", key, "--values", value, "-f", "--verify"] + (["--descending"] if desc else [])
+                p = run(args + [self.path("p.bin"), self.path("o")])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                out = self.read("o")
+                want, _ = reference(data, key, R, 0, desc)
+                self.assertEqual(out, want, f"{key}/{value} descending={desc}")
+                # stability, seen directly: values are input indices, increasing among equal keys
+                if value in ("u32", "u64"):
+                    recs = [out[i * R:(i + 1) * R] for i in range(len(out) // R)]
+                    for a, b in zip(recs, recs[1:]):
+                        if a[:WIDTH[key]] == b[:WIDTH[key]]:
+                            self.assertLess(int.from_bytes(a[WIDTH[key]:], "little"),
+                                            int.from_bytes(b[WIDTH[key]:], "little"))
+
+    def test_records(self):
+        for size, offset, key in [(12, 4, "u32"), (100, 37, "f64"), (16, 8, "i64"), (7, 3, "i32"), (8, 0, "u64")]:
+            data = self.gen("r.bin", "--keys", key, "--record-size", str(size), "--key-offset", str(offset),
+                            "-n", "3333", "--dist", "few:50")
+            for desc in [False, True]:
+                args = ["--keys", key, "--record-size", str(size), "--key-offset", str(offset), "-f", "--verify"]
+                p = run(args + (["--descending"] if desc else []) + [self.path("r.bin"), self.path("o")])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                want, _ = reference(data, key, size, offset, desc)
+                self.assertEqual(self.read("o"), want, f"{size}-byte records, {key} at {offset}, desc={desc}")
+                check = run(["check", "--keys", key, "--record-size", str(size), "--key-offset", str(offset)]
+                            + (["--descending"] if desc else []) + [self.path("o")])
+                self.assertEqual(check.returncode, 0, check.stderr)
+
+    def test_argsort(self):
+        import struct
+        data = self.gen("k.bin", "--keys", "f32", "-n", "5000", "--dist", "special")
+        _, order = reference(data, "f32", 4, 0)
+        p = run(["--keys", "f32", "--argsort", "--verify", self.path("k.bin"), self.path("i32")])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(list(struct.unpack("<5000I", self.read("i32"))), order)
+        p = run(["--keys", "f32", "--argsort", "--index-type", "u64", self.path("k.bin"), self.path("i64")])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(list(struct.unpack("<5000Q", self.read("i64"))), order)
+        # argsort of records and of pairs: the order of the records, by their key
+        recs = self.gen("r.bin", "--keys", "u64", "--record-size", "24", "--key-offset", "16", "-n", "777",
+                        "--dist", "few:9")
+        _, order = reference(recs, "u64", 24, 16, True)
+        p = run(["--keys", "u64", "--record-size", "24", "--key-offset", "16", "--descending", "--argsort",
+                 "--verify", self.path("r.bin"), self.path("ri")])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(list(struct.unpack("<777I", self.read("ri"))), order)
+        pairs = self.gen("p.bin", "--keys", "i32", "--values", "u32", "-n", "600", "--dist", "few:3")
+        _, order = reference(pairs, "i32", 8, 0)
+        p = run(["--keys", "i32", "--values", "u32", "--argsort", self.path("p.bin"), "-"])
+        self.assertEqual(list(struct.unpack("<600I", p.stdout)), order)
+
+    def test_combination(self):
+        # f64 keys, u32 values, descending, a bit range, verified
+        data = self.gen("c.bin", "--keys", "f64", "--values", "u32", "-n", "4096", "--dist", "special")
+        p = run(["--keys", "f64", "--values", "u32", "--descending", "--bits", "20:60", "--verify",
+                 self.path("c.bin"), self.path("o")])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        want, _ = reference(data, "f64", 12, 0, True, (20, 60))
+        self.assertEqual(self.read("o"), want)
+
+    def test_verify_catches_bad_output_in_every_layout(self):
+        bad = {"GPUSORT_TEST_CORRUPT": "1"}
+        self.gen("p.bin", "--keys", "u32", "--values", "u32", "-n", "3000")
+        self.gen("r.bin", "--keys", "u32", "--record-size", "12", "--key-offset", "4", "-n", "3000")
+        for args in [["--values", "u32", self.path("p.bin")],
+                     ["--record-size", "12", "--key-offset", "4", self.path("r.bin")],
+                     ["--argsort", self.path("p.bin")]]:
+            p = run(["--keys", "u32", "--verify"] + args + [self.path("o")], env=bad)
+            self.assert_error(p, 3, "verification failed")
+            self.assertFalse(os.path.exists(self.path("o")))
+            self.assert_no_temp_files()
+
+    def test_nonsense_is_a_usage_error(self):
+        inp = self.write("x.bin", bytes(24))
+        o = self.path("o")
+        for args, fragment in [
+            (["--keys", "u32", "--values", "u32", "--record-size", "8"], "give one of them"),
+            (["--keys", "u32", "--key-offset", "4"], "--key-offset needs --record-size"),
+            (["--keys", "u64", "--record-size", "10", "--key-offset", "4"], "does not fit a 10-byte record"),
+            (["--keys", "u32", "--record-size", "0"], "at least 1"),
+            (["--keys", "u32", "--index-type", "u64"], "--index-type needs --argsort"),
+            (["--keys", "u32", "--argsort", "--index-type", "u16"], "u32 or u64"),
+            (["--keys", "u32", "--bits", "0:33"], "0 <= LO < HI <= 32"),
+            (["--keys", "u64", "--bits", "9:9"], "0 <= LO < HI <= 64"),
+            (["--keys", "u32", "--bits", "4-8"], "LO:HI"),
+        ]:
+            self.assert_error(run(args + [inp, o]), 2, fragment)
+        odd = self.write("odd.bin", bytes(25))
+        self.assert_error(run(["--keys", "u32", "--values", "u64", odd, o]), 2, "25 bytes",
+                          "a (u32, u64) pair")
+        self.assert_error(run(["--keys", "u32", "--record-size", "7", inp, o]), 2, "a 7-byte record")
+
+    def test_gen_layouts_and_specials(self):
+        import struct
+        pairs = self.gen("p.bin", "--keys", "u64", "--values", "u32", "-n", "100", "--dist", "equal")
+        self.assertEqual([struct.unpack_from("<I", pairs, 12 * i + 8)[0] for i in range(100)], list(range(100)))
+        recs = self.gen("r.bin", "--keys", "u32", "--record-size", "9", "--key-offset", "5", "-n", "50", "--dist", "equal")
+        self.assertEqual(len(recs), 450)
+        self.assertEqual(len({recs[9 * i + 5:9 * i + 9] for i in range(50)}), 1)
+        self.assertGreater(len({recs[9 * i:9 * i + 5] for i in range(50)}), 40)
+        f = self.gen("f.bin", "--keys", "f32", "-n", "4000", "--dist", "special")
+        bits = set(struct.unpack("<4000I", f))
+        for special in [0x00000000, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000, 0x00000001]:
+            self.assertIn(special, bits)
 
 
 class Robustness(CliTest):

@@ -8,12 +8,18 @@
  *   test_sort fallback  as matrix, for runs with GPUSORT_LOOKBACK_SPIN=1 (every wait
  *                       on an earlier tile falls back to recounting it)
  *   test_sort validation  a few sizes with GPUSORT_VALIDATION=1: fails on any message of
- *                       the Khronos validation layer */
+ *                       the Khronos validation layer
+ *   test_sort types     every key type x ascending/descending x keys / 32-bit values /
+ *                       64-bit values / argsort, over boundary sizes and distributions
+ *   test_sort bits      bit ranges (--bits) of every key width, both directions
+ *   test_sort stability many equal keys with their input index as value: equal keys must
+ *                       keep input order in both directions */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sort_harness.h"
+#include "util/error.h"
 
 static const char *const dist_specs[] = {"uniform", "equal",      "sorted",      "reversed",
                                          "few:5",   "lowbits:8", "highbits:8", "entropy:3"};
@@ -30,7 +36,98 @@ static void run_sizes(harness *h, const uint64_t *sizes, size_t nsizes, const ch
       }
       char label[64];
       snprintf(label, sizeof label, "u32 %s", dists[d]);
-      check_sort(h, GS_KEY_U32, false, dist, sizes[s], 0, 0, label);
+      check_sort(h, GS_KEY_U32, dist, sizes[s], label);
+    }
+  }
+}
+
+static const char *const payload_names[] = {"keys", "u32 values", "u64 values", "argsort"};
+
+/* One case per payload: keys only, 32- and 64-bit values, and input indices (argsort). */
+static sort_case payload_case(gs_key_type key, bool descending, int payload) {
+  sort_case c = {.key = key, .descending = descending};
+  if (payload == 1) c.value_bytes = 4;
+  if (payload == 2) c.value_bytes = 8;
+  if (payload == 3) c.value_bytes = 4, c.index_values = true;
+  return c;
+}
+
+static void run_types(harness *h) {
+  const char *const dists[] = {"uniform", "equal", "sorted", "reversed", "few:5", "special", "lowbits:8", "highbits:8"};
+  for (int key = 0; key < GS_KEY_TYPE_COUNT; key++) {
+    for (int payload = 0; payload < 4; payload++) {
+      for (int desc = 0; desc < 2; desc++) {
+        sort_case c = payload_case((gs_key_type)key, desc, payload);
+        const uint64_t tile = harness_tile_keys(h, c.key, c.value_bytes), sg = h->dev.subgroup_size;
+        const uint64_t sizes[] = {0, 1, sg + 1, tile - 1, tile + 1, 3 * tile + 77};
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+          for (size_t d = 0; d < sizeof dists / sizeof dists[0]; d++) {
+            gs_dist dist;
+            gs_dist_parse(dists[d], &dist);
+            char label[96];
+            snprintf(label, sizeof label, "%s %s %s %s", gs_key_info_of(c.key)->name, payload_names[payload],
+                     desc ? "descending" : "ascending", dists[d]);
+            check_case(h, &c, dist, sizes[s], label);
+          }
+        }
+      }
+    }
+  }
+}
+
+static void run_bits(harness *h) {
+  static const unsigned ranges32[][2] = {{0, 8}, {4, 12}, {8, 24}, {1, 31}, {24, 32}, {31, 32}, {0, 1}};
+  static const unsigned ranges64[][2] = {{0, 64}, {20, 50}, {56, 64}, {0, 9}, {32, 33}, {3, 61}};
+  const gs_key_type types[] = {GS_KEY_U32, GS_KEY_I32, GS_KEY_F32, GS_KEY_U64, GS_KEY_I64, GS_KEY_F64};
+  for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+    const bool wide = gs_key_info_of(types[t])->bytes == 8;
+    const size_t nranges = wide ? sizeof ranges64 / sizeof ranges64[0] : sizeof ranges32 / sizeof ranges32[0];
+    for (size_t r = 0; r < nranges; r++) {
+      for (int desc = 0; desc < 2; desc++) {
+        /* index values show whether keys equal on the range keep their input order */
+        sort_case c = {.key = types[t], .descending = desc, .value_bytes = 4, .index_values = true,
+                       .begin_bit = wide ? ranges64[r][0] : ranges32[r][0],
+                       .end_bit = wide ? ranges64[r][1] : ranges32[r][1]};
+        const uint64_t tile = harness_tile_keys(h, c.key, 4);
+        const char *const dists[] = {"uniform", "special", "few:9"};
+        for (size_t d = 0; d < 3; d++) {
+          gs_dist dist;
+          gs_dist_parse(dists[d], &dist);
+          char label[96];
+          snprintf(label, sizeof label, "%s bits %u:%u %s %s", gs_key_info_of(c.key)->name, c.begin_bit, c.end_bit,
+                   desc ? "descending" : "ascending", dists[d]);
+          check_case(h, &c, dist, 5 * tile + 13, label);
+        }
+      }
+    }
+  }
+}
+
+/* Independent of the reference: among equal keys, the input indices must increase. */
+static void run_stability(harness *h) {
+  const gs_key_type types[] = {GS_KEY_U32, GS_KEY_F32, GS_KEY_I64, GS_KEY_F64};
+  for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+    for (int desc = 0; desc < 2; desc++) {
+      sort_case c = {.key = types[t], .descending = desc, .value_bytes = 4, .index_values = true};
+      const unsigned kb = gs_key_info_of(c.key)->bytes;
+      const uint64_t n = 20 * harness_tile_keys(h, c.key, 4) + 5;
+      unsigned char *keys = malloc(n * kb), *out = malloc(n * kb);
+      uint32_t *index = malloc(n * 4);
+      gs_generate(c.key, (gs_dist){GS_DIST_FEW, 3}, 77, n, 0, n, keys, kb);
+      h->checks++;
+      int bad = harness_gpu_sort(h, &c, keys, NULL, n, out, index) != GS_OK;
+      for (uint64_t i = 1; i < n && !bad; i++)
+        if (memcmp(out + (i - 1) * kb, out + i * kb, kb) == 0 && index[i - 1] >= index[i]) {
+          fprintf(stderr, "FAIL stability %s %s: equal keys at %llu and %llu have indices %u, %u\n",
+                  gs_key_info_of(c.key)->name, desc ? "descending" : "ascending", (unsigned long long)(i - 1),
+                  (unsigned long long)i, index[i - 1], index[i]);
+          bad = 1;
+        }
+      h->failures += bad;
+      check_case(h, &c, (gs_dist){GS_DIST_FEW, 3}, n, "stability against the reference");
+      free(keys);
+      free(out);
+      free(index);
     }
   }
 }
@@ -40,7 +137,7 @@ int main(int argc, char **argv) {
   harness h;
   if (harness_open(&h)) return 1;
   const uint64_t sg = h.dev.subgroup_size;
-  const uint64_t tile = harness_tile_keys(&h, GS_KEY_U32);
+  const uint64_t tile = harness_tile_keys(&h, GS_KEY_U32, 0);
   printf("device: %s, subgroup %llu, tile %llu keys, mode %s\n", h.dev.info.name, (unsigned long long)sg,
          (unsigned long long)tile, mode);
   if (tile == 0) return 1;
@@ -65,6 +162,12 @@ int main(int argc, char **argv) {
     const uint64_t sizes[] = {7 * tile + 3, 23 * tile, 23 * tile + 1, 100 * tile + 999};
     const char *const some[] = {"uniform", "few:5", "sorted"};
     run_sizes(&h, sizes, sizeof sizes / sizeof sizes[0], some, 3);
+  } else if (strcmp(mode, "types") == 0) {
+    run_types(&h);
+  } else if (strcmp(mode, "bits") == 0) {
+    run_bits(&h);
+  } else if (strcmp(mode, "stability") == 0) {
+    run_stability(&h);
   } else if (strcmp(mode, "validation") == 0) {
     if (!h.dev.validating) {
       fprintf(stderr, "validation mode needs GPUSORT_VALIDATION=1 and the validation layer "

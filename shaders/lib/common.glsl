@@ -8,7 +8,7 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_control_flow_attributes : require
-#if KEY_BITS == 64
+#if KEY_BITS == 64 || (defined(VALUE_WORDS) && VALUE_WORDS == 2)
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #endif
 #pragma use_vulkan_memory_model

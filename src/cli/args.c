@@ -58,14 +58,57 @@ int gs_parse_count(const char *text, uint64_t *out) {
   return 0;
 }
 
-/* Key types the sort supports so far. */
-static const bool key_type_supported[GS_KEY_TYPE_COUNT] = {[GS_KEY_U32] = true};
-
-int gs_parse_key_type(const char *text, gs_key_type *out) {
+int gs_parse_type(const char *option, const char *text, gs_key_type *out) {
   if (gs_key_type_from_name(text, out) != 0)
-    return gs_fail(GS_ERR_USAGE, "unknown key type '%s' (key types: %s)", text, gs_key_type_names());
-  if (!key_type_supported[*out])
-    return gs_fail(GS_ERR_USAGE, "key type '%s' is not supported yet (supported: u32)", text);
+    return gs_fail(GS_ERR_USAGE, "%s: unknown type '%s' (types: %s)", option, text, gs_key_type_names());
+  return GS_OK;
+}
+
+static int parse_bytes(const char *option, const char *text, unsigned long *out) {
+  uint64_t v;
+  if (gs_parse_count(text, &v) != 0 || v > 0xFFFFFFFFull)
+    return gs_fail(GS_ERR_USAGE, "%s takes a number of bytes, not '%s'", option, text);
+  *out = (unsigned long)v;
+  return GS_OK;
+}
+
+int gs_layout_option(gs_layout_options *l, int opt, const char *arg) {
+  int rc;
+  switch (opt) {
+  case OPT_KEYS:
+    if ((rc = gs_parse_type("--keys", arg, &l->key))) return rc;
+    l->have_key = true;
+    return 1;
+  case OPT_VALUES:
+    if ((rc = gs_parse_type("--values", arg, &l->value))) return rc;
+    l->have_value = true;
+    return 1;
+  case OPT_RECORD_SIZE:
+    if ((rc = parse_bytes("--record-size", arg, &l->record_bytes))) return rc;
+    if (l->record_bytes == 0) return gs_fail(GS_ERR_USAGE, "--record-size must be at least 1");
+    return 1;
+  case OPT_KEY_OFFSET:
+    if ((rc = parse_bytes("--key-offset", arg, &l->key_offset))) return rc;
+    l->have_key_offset = true;
+    return 1;
+  default: return 0;
+  }
+}
+
+int gs_parse_bits(const char *text, unsigned key_bits, unsigned *lo, unsigned *hi) {
+  char *end;
+  errno = 0;
+  unsigned long a = strtoul(text, &end, 10), b = 0;
+  bool ok = !errno && end != text && *end == ':' && end[1] >= '0' && end[1] <= '9';
+  if (ok) {
+    const char *second = end + 1;
+    b = strtoul(second, &end, 10);
+    ok = !errno && !*end;
+  }
+  if (!ok) return gs_fail(GS_ERR_USAGE, "--bits takes LO:HI, e.g. 0:16, not '%s'", text);
+  if (!(a < b && b <= key_bits))
+    return gs_fail(GS_ERR_USAGE, "--bits %s: need 0 <= LO < HI <= %u for %u-bit keys", text, key_bits, key_bits);
+  *lo = (unsigned)a, *hi = (unsigned)b;
   return GS_OK;
 }
 

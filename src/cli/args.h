@@ -15,7 +15,22 @@ typedef struct {
 } gs_common_options;
 
 /* getopt_long codes of the common long-only options. */
-enum { OPT_DEVICE = 1000, OPT_TIMEOUT, OPT_KEYS, OPT_VERIFY, OPT_DIST, OPT_SEED, OPT_SIZES, OPT_REPS };
+enum {
+  OPT_DEVICE = 1000, OPT_TIMEOUT, OPT_KEYS, OPT_VERIFY, OPT_DIST, OPT_SEED, OPT_SIZES, OPT_REPS,
+  OPT_VALUES, OPT_RECORD_SIZE, OPT_KEY_OFFSET, OPT_DESCENDING, OPT_BITS, OPT_ARGSORT, OPT_INDEX_TYPE
+};
+
+/* getopt_long entries of the layout options (--keys, --values, --record-size, --key-offset). */
+#define GS_LAYOUT_LONG_OPTIONS                                                                   \
+  {"keys", required_argument, NULL, OPT_KEYS}, {"values", required_argument, NULL, OPT_VALUES},  \
+      {"record-size", required_argument, NULL, OPT_RECORD_SIZE},                                 \
+      {"key-offset", required_argument, NULL, OPT_KEY_OFFSET}
+
+/* getopt_long entries of the options every command takes. */
+#define GS_COMMON_LONG_OPTIONS                                                                        \
+  {"device", required_argument, NULL, OPT_DEVICE}, {"timeout", required_argument, NULL, OPT_TIMEOUT}, \
+      {"quiet", no_argument, NULL, 'q'}, {"verbose", no_argument, NULL, 'v'},                         \
+      {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}
 
 void gs_common_defaults(gs_common_options *c);
 
@@ -26,8 +41,16 @@ int gs_common_option(gs_common_options *c, int opt, const char *arg);
 /* A count: decimal digits, or 2^K. */
 int gs_parse_count(const char *text, uint64_t *out);
 
-/* --keys TYPE, with a usage error for unknown or not yet supported types. */
-int gs_parse_key_type(const char *text, gs_key_type *out);
+/* A key or value type name, with a usage error naming `option` for unknown types. */
+int gs_parse_type(const char *option, const char *text, gs_key_type *out);
+
+/* Handles a layout option (OPT_KEYS, OPT_VALUES, OPT_RECORD_SIZE, OPT_KEY_OFFSET). Returns 1 if
+ * handled, 0 if not a layout option, or a status on a bad value. */
+#include "io/layout.h"
+int gs_layout_option(gs_layout_options *l, int opt, const char *arg);
+
+/* --bits LO:HI: 0 <= LO < HI <= key_bits. */
+int gs_parse_bits(const char *text, unsigned key_bits, unsigned *lo, unsigned *hi);
 
 /* The rest of a getopt_long loop: -h/--help and -V/--version print and set *done;
  * anything else is the usage error for an unknown option or a missing value. */

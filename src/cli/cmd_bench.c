@@ -85,9 +85,10 @@ static int time_copy(gs_submission *sub, gs_timestamps *ts, const copy_job *job,
   return GS_OK;
 }
 
-/* Median GPU time of the sort of n keys, each run starting from the same pristine keys. */
-static int time_sort(gs_radix_sort *s, gs_buffer *pristine, uint64_t n, unsigned reps, double *seconds,
-                     double *pass_seconds, gs_buffer **result) {
+/* Median GPU time of the sort of n keys (and values), each run starting from the same
+ * pristine data. */
+static int time_sort(gs_radix_sort *s, gs_buffer *pristine, gs_buffer *pristine_values, uint64_t n, unsigned reps,
+                     double *seconds, double *pass_seconds, gs_radix_sort_result *result) {
   gs_device *dev = s->dev;
   double t[256], passes[GS_RADIX_MAX_PASSES][256];
   gs_radix_sort_run_options run = {.n = n};
@@ -97,6 +98,10 @@ static int time_sort(gs_radix_sort *s, gs_buffer *pristine, uint64_t n, unsigned
     if (rc) return rc;
     VkBufferCopy region = {.size = n * s->info->bytes};
     vkCmdCopyBuffer(s->submission.cb, pristine->buffer, gs_radix_sort_input(s)->buffer, 1, &region);
+    if (s->config.value_bytes) {
+      VkBufferCopy values = {.size = n * s->config.value_bytes};
+      vkCmdCopyBuffer(s->submission.cb, pristine_values->buffer, gs_radix_sort_values_input(s)->buffer, 1, &values);
+    }
     gs_cmd_barrier(s->submission.cb);
     if ((rc = gs_radix_sort_record(s, s->submission.cb, &run, result)) ||
         (rc = gs_submission_submit(dev, &s->submission, "the sort benchmark")) ||
@@ -112,29 +117,40 @@ static int time_sort(gs_radix_sort *s, gs_buffer *pristine, uint64_t n, unsigned
   return GS_OK;
 }
 
+/* Checks downloaded (key, value) records: in key order, and the same multiset as the input. */
 typedef struct {
   gs_order_check *order;
   gs_multiset_hash *hash;
-  unsigned key_bytes;
+  unsigned key_bytes, value_bytes;
+  unsigned char *scratch;
 } check_sink;
 
-static int check_chunk(void *ctx, const void *data, size_t bytes) {
+static int check_chunk(void *ctx, const void *const *fields, size_t count) {
   check_sink *c = ctx;
-  gs_order_check_feed(c->order, data, bytes);
-  gs_multiset_hash_add(c->hash, data, bytes, c->key_bytes);
+  const unsigned kb = c->key_bytes, vb = c->value_bytes, R = kb + vb;
+  const unsigned char *records = fields[0];
+  if (vb) {
+    for (size_t i = 0; i < count; i++) {
+      memcpy(c->scratch + i * R, (const unsigned char *)fields[0] + i * kb, kb);
+      memcpy(c->scratch + i * R + kb, (const unsigned char *)fields[1] + i * vb, vb);
+    }
+    records = c->scratch;
+  }
+  gs_order_check_feed(c->order, records, count * R);
+  gs_multiset_hash_add(c->hash, records, count * R, R);
   return GS_OK;
 }
 
 int gs_cmd_bench(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"keys", required_argument, NULL, OPT_KEYS},       {"sizes", required_argument, NULL, OPT_SIZES},
-      {"reps", required_argument, NULL, OPT_REPS},       {"device", required_argument, NULL, OPT_DEVICE},
-      {"timeout", required_argument, NULL, OPT_TIMEOUT}, {"quiet", no_argument, NULL, 'q'},
-      {"verbose", no_argument, NULL, 'v'},               {"help", no_argument, NULL, 'h'},
-      {"version", no_argument, NULL, 'V'},               {NULL, 0, NULL, 0}};
+  static const struct option longopts[] = {{"keys", required_argument, NULL, OPT_KEYS},
+                                           {"values", required_argument, NULL, OPT_VALUES},
+                                           {"sizes", required_argument, NULL, OPT_SIZES},
+                                           {"reps", required_argument, NULL, OPT_REPS},
+                                           GS_COMMON_LONG_OPTIONS,
+                                           {NULL, 0, NULL, 0}};
   gs_common_options common;
-  bool done, default_sizes = true;
-  gs_key_type key = GS_KEY_U32;
+  bool done, default_sizes = true, have_values = false;
+  gs_key_type key = GS_KEY_U32, value = GS_KEY_U32;
   uint64_t sizes[MAX_SIZES] = {1u << 16, 1u << 20, 1u << 24, 1u << 26, 1u << 28}, reps = 15;
   unsigned nsizes = 5;
   gs_options_begin(&common, &done);
@@ -146,7 +162,11 @@ int gs_cmd_bench(int argc, char **argv) {
     }
     switch (opt) {
     case OPT_KEYS:
-      if ((rc = gs_parse_key_type(optarg, &key))) return rc;
+      if ((rc = gs_parse_type("--keys", optarg, &key))) return rc;
+      break;
+    case OPT_VALUES:
+      if ((rc = gs_parse_type("--values", optarg, &value))) return rc;
+      have_values = true;
       break;
     case OPT_SIZES:
       if ((rc = parse_sizes(optarg, sizes, &nsizes))) return rc;
@@ -162,37 +182,39 @@ int gs_cmd_bench(int argc, char **argv) {
   }
   if (optind != argc) return gs_fail(GS_ERR_USAGE, "bench takes no arguments (see 'gpusort --help')");
   const gs_key_info *info = gs_key_info_of(key);
+  const unsigned kb = info->bytes, vb = have_values ? gs_key_info_of(value)->bytes : 0, R = kb + vb;
 
   gs_device dev;
   if ((rc = gs_device_open(&dev, common.device))) return rc;
   dev.timeout_ns = (uint64_t)(common.timeout_s * 1e9);
   /* A size fits if one buffer can hold it and three copies (pristine, keys, alternate)
    * leave a quarter of device memory free. */
-  const uint64_t max_keys = gs_radix_sort_max_keys(&dev, key);
+  const uint64_t max_keys = gs_radix_sort_max_keys(&dev, key, vb);
   uint64_t largest = 0;
   bool fits[MAX_SIZES];
   for (unsigned i = 0; i < nsizes; i++) {
-    fits[i] = sizes[i] <= max_keys && 3 * sizes[i] * info->bytes <= dev.info.device_local_bytes / 4 * 3;
+    fits[i] = sizes[i] <= max_keys && 3 * sizes[i] * R <= dev.info.device_local_bytes / 4 * 3;
     if (fits[i] && sizes[i] > largest) largest = sizes[i];
   }
   gs_radix_sort sorter = {0};
-  gs_buffer pristine = {0};
+  gs_buffer pristine = {0}, pristine_values = {0};
   gs_stager up = {0}, down = {0};
   gs_submission copy_sub = {0};
   gs_timestamps copy_ts = {0};
   gs_kernel copy_kernel = {0};
   VkDescriptorPool copy_pool = VK_NULL_HANDLE;
   VkDescriptorSet copy_set = VK_NULL_HANDLE;
-  unsigned char *host = NULL;
-  gs_radix_sort_config config = {.key = key, .capacity = largest};
+  unsigned char *host = NULL, *host_values = NULL, *records = NULL, *scratch = NULL;
+  gs_radix_sort_config config = {.key = key, .value_bytes = vb, .capacity = largest};
   if (largest == 0) {
     rc = gs_fail(GS_ERR_RUNTIME, "none of the sizes fits %s", dev.info.name);
     goto cleanup;
   }
   if ((rc = gs_radix_sort_create(&dev, &sorter, &config)) ||
-      (rc = gs_buffer_create(&dev, &pristine, largest * info->bytes, GS_MEM_DEVICE, "the benchmark input")) ||
-      (rc = gs_stager_create(&dev, &up, GS_MEM_UPLOAD, largest * info->bytes)) ||
-      (rc = gs_stager_create(&dev, &down, GS_MEM_READBACK, largest * info->bytes)) ||
+      (rc = gs_buffer_create(&dev, &pristine, largest * kb, GS_MEM_DEVICE, "the benchmark input")) ||
+      (vb && (rc = gs_buffer_create(&dev, &pristine_values, largest * vb, GS_MEM_DEVICE, "the benchmark values"))) ||
+      (rc = gs_stager_create(&dev, &up, GS_MEM_UPLOAD, largest * R)) ||
+      (rc = gs_stager_create(&dev, &down, GS_MEM_READBACK, largest * R)) ||
       (rc = gs_submission_init(&dev, &copy_sub)) || (rc = gs_timestamps_create(&dev, &copy_ts, 2)))
     goto cleanup;
   const uint32_t copy_spec[] = {256, 0};
@@ -201,7 +223,11 @@ int gs_cmd_bench(int argc, char **argv) {
       (rc = gs_descriptor_pool_create(&dev, 1, &copy_pool)) ||
       (rc = gs_kernel_bind(&dev, &copy_kernel, copy_pool, copy_buffers, &copy_set)))
     goto cleanup;
-  if (!(host = malloc(largest * info->bytes))) {
+  host = malloc(largest * kb);
+  host_values = malloc(largest * (vb ? vb : 1));
+  records = malloc(largest * R);
+  scratch = malloc(down.chunk / R * R + R);
+  if (!host || !host_values || !records || !scratch) {
     rc = gs_fail(GS_ERR_RUNTIME, "out of host memory");
     goto cleanup;
   }
@@ -209,9 +235,13 @@ int gs_cmd_bench(int argc, char **argv) {
   char desc[512];
   gs_device_describe(&dev.info, desc, sizeof desc);
   printf("gpusort bench: device %u: %s\n", dev.info.index, desc);
-  printf("%s keys, uniform random (seed 1); tile %u x %u; median of %llu runs; GPU timestamps\n", info->name,
-         sorter.workgroup_size, sorter.keys_per_thread, (unsigned long long)reps);
-  printf("copy = the same bytes copied buffer to buffer by a compute kernel; GB/s counts bytes read + written\n");
+  if (vb)
+    printf("%s keys with %s values (each its index), ", info->name, gs_key_info_of(value)->name);
+  else
+    printf("%s keys, ", info->name);
+  printf("uniform random (seed 1); tile %u x %u; median of %llu runs; GPU timestamps\n", sorter.workgroup_size,
+         sorter.keys_per_thread, (unsigned long long)reps);
+  printf("copy = the keys' bytes copied buffer to buffer by a compute kernel; GB/s counts bytes read + written\n");
   printf("%12s %10s %10s %10s %11s %10s %8s\n", "n", "sort ms", "Gkeys/s", "copy ms", "copy GB/s", "sort/copy",
          "checked");
   for (unsigned i = 0; i < nsizes; i++) {
@@ -220,43 +250,54 @@ int gs_cmd_bench(int argc, char **argv) {
       if (!default_sizes) printf("%12llu  skipped: does not fit the device\n", (unsigned long long)n);
       continue;
     }
-    const size_t bytes = n * info->bytes;
-    gs_generate(key, (gs_dist){GS_DIST_UNIFORM, 0}, 1, n, 0, n, host);
+    const size_t bytes = n * R; /* what one pass reads and writes */
+    gs_generate(key, (gs_dist){GS_DIST_UNIFORM, 0}, 1, n, 0, n, host, kb);
+    if (vb) gs_generate_index_values(value, 0, n, host_values, vb);
     gs_transfer_stats stats = {0};
-    if ((rc = gs_upload(&up, &pristine, 0, host, bytes, &stats))) goto cleanup;
+    if ((rc = gs_upload(&up, &pristine, host, n * kb, &stats)) ||
+        (vb && (rc = gs_upload(&up, &pristine_values, host_values, n * vb, &stats))))
+      goto cleanup;
     double sort_s, copy_s, dma_s, pass_s[GS_RADIX_MAX_PASSES];
-    gs_buffer *result;
-    if ((rc = time_sort(&sorter, &pristine, n, (unsigned)reps, &sort_s, pass_s, &result))) goto cleanup;
+    gs_radix_sort_result result;
+    if ((rc = time_sort(&sorter, &pristine, &pristine_values, n, (unsigned)reps, &sort_s, pass_s, &result)))
+      goto cleanup;
     /* The copies overwrite `alt`; a result there is recomputed below before it is checked. */
-    copy_job kernel_copy = {&dev, &copy_kernel, copy_set, &pristine, &sorter.alt, (bytes + 15) & ~(size_t)15};
-    copy_job command_copy = {&dev, NULL, VK_NULL_HANDLE, &pristine, &sorter.alt, bytes};
+    /* the copy moves as many bytes as one sort pass: keys and values (alt holds n * max(kb, vb)) */
+    copy_job kernel_copy = {&dev, &copy_kernel, copy_set, &pristine, &sorter.alt, (n * kb + 15) & ~(size_t)15};
+    copy_job command_copy = {&dev, NULL, VK_NULL_HANDLE, &pristine, &sorter.alt, n * kb};
     if ((rc = time_copy(&copy_sub, &copy_ts, &kernel_copy, (unsigned)reps, &copy_s)) ||
         (rc = time_copy(&copy_sub, &copy_ts, &command_copy, (unsigned)reps, &dma_s)))
       goto cleanup;
     /* The timed sort must also be right: check the last run's output on the host. */
     gs_multiset_hash in_hash = {0}, out_hash = {0};
-    gs_multiset_hash_add(&in_hash, host, bytes, info->bytes);
+    for (uint64_t r = 0; r < n; r++) {
+      memcpy(records + r * R, host + r * kb, kb);
+      if (vb) memcpy(records + r * R + kb, host_values + r * vb, vb);
+    }
+    gs_multiset_hash_add(&in_hash, records, bytes, R);
     gs_order_check order;
-    gs_order_check_init(&order, key, false, info->bytes, 0);
-    check_sink sink = {&order, &out_hash, info->bytes};
-    if (result == &sorter.alt) {
+    gs_order_check_init(&order, key, false, R, 0, 0, 0);
+    check_sink sink = {&order, &out_hash, kb, vb, scratch};
+    if (result.keys == &sorter.alt) {
       gs_radix_sort_run_options run = {.n = n};
-      VkBufferCopy region = {.size = bytes};
+      VkBufferCopy region = {.size = n * kb}, values = {.size = n * vb};
       if ((rc = gs_submission_begin(&dev, &copy_sub))) goto cleanup;
       vkCmdCopyBuffer(copy_sub.cb, pristine.buffer, gs_radix_sort_input(&sorter)->buffer, 1, &region);
+      if (vb) vkCmdCopyBuffer(copy_sub.cb, pristine_values.buffer, gs_radix_sort_values_input(&sorter)->buffer, 1, &values);
       if ((rc = gs_submission_submit(&dev, &copy_sub, "the benchmark")) ||
           (rc = gs_submission_wait(&dev, &copy_sub, "the benchmark")) ||
           (rc = gs_radix_sort_run(&sorter, &run, &result)))
         goto cleanup;
     }
     gs_transfer_stats dstats = {0};
-    if ((rc = gs_download(&down, result, 0, bytes, check_chunk, &sink, &dstats))) goto cleanup;
+    gs_field fields[2] = {{result.keys, 0, kb}, {result.values, 0, vb}};
+    if ((rc = gs_download_fields(&down, fields, vb ? 2 : 1, n, check_chunk, &sink, &dstats))) goto cleanup;
     const bool ok = order.sorted && gs_multiset_hash_equal(&in_hash, &out_hash);
     printf("%12llu %10.3f %10.3f %10.3f %11.1f %10.2f %8s\n", (unsigned long long)n, sort_s * 1e3,
-           (double)n / sort_s * 1e-9, copy_s * 1e3, 2.0 * (double)bytes / copy_s * 1e-9, sort_s / copy_s,
+           (double)n / sort_s * 1e-9, copy_s * 1e3, 2.0 * (double)(n * kb) / copy_s * 1e-9, sort_s / copy_s,
            ok ? "ok" : "FAILED");
     if (common.verbosity >= 2) {
-      printf("%12s vkCmdCopyBuffer %.3f ms, %.1f GB/s\n", "", dma_s * 1e3, 2.0 * (double)bytes / dma_s * 1e-9);
+      printf("%12s vkCmdCopyBuffer %.3f ms, %.1f GB/s\n", "", dma_s * 1e3, 2.0 * (double)(n * kb) / dma_s * 1e-9);
       printf("%12s", "passes ms:");
       for (unsigned p = 0; p < sorter.times.passes; p++) printf(" %.3f", pass_s[p] * 1e3);
       printf("\n");
@@ -270,6 +311,9 @@ int gs_cmd_bench(int argc, char **argv) {
 
 cleanup:
   free(host);
+  free(host_values);
+  free(records);
+  free(scratch);
   gs_timestamps_destroy(&dev, &copy_ts);
   gs_kernel_destroy(&dev, &copy_kernel);
   if (copy_pool && !dev.wedged) vkDestroyDescriptorPool(dev.device, copy_pool, NULL);
@@ -277,6 +321,7 @@ cleanup:
   gs_stager_destroy(&up);
   gs_stager_destroy(&down);
   gs_buffer_destroy(&dev, &pristine);
+  gs_buffer_destroy(&dev, &pristine_values);
   gs_radix_sort_destroy(&sorter);
   gs_device_close(&dev);
   return rc;

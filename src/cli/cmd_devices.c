@@ -10,11 +10,7 @@
 #include "vk/device.h"
 
 int gs_cmd_devices(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"device", required_argument, NULL, OPT_DEVICE}, {"timeout", required_argument, NULL, OPT_TIMEOUT},
-      {"quiet", no_argument, NULL, 'q'},               {"verbose", no_argument, NULL, 'v'},
-      {"help", no_argument, NULL, 'h'},                {"version", no_argument, NULL, 'V'},
-      {NULL, 0, NULL, 0}};
+  static const struct option longopts[] = {GS_COMMON_LONG_OPTIONS, {NULL, 0, NULL, 0}};
   gs_common_options common;
   bool done;
   gs_options_begin(&common, &done);

@@ -1,4 +1,11 @@
-/* gpusort sort: file -> GPU Onesweep sort -> file, with per-stage report and checksum. */
+/* gpusort sort: file -> GPU Onesweep sort -> file, with per-stage report and checksum.
+ *
+ * Every layout sorts (key, value) arrays on the GPU:
+ *   keys      keys alone;
+ *   pairs     keys and values, split apart on upload and interleaved again on download;
+ *   records   keys taken from the records on upload, sorted with their indices, and the
+ *             whole records gathered by host threads on the way out;
+ *   --argsort keys sorted with their indices, and the indices written. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/report.h"
 #include "io/input.h"
+#include "io/layout.h"
 #include "io/output.h"
 #include "io/transfer.h"
 #include "io/verify.h"
@@ -17,12 +25,19 @@
 #include "util/error.h"
 #include "util/parallel.h"
 
+enum { SCRATCH_BYTES = 32 << 20 };
+
+typedef enum { OUT_KEYS, OUT_PAIRS, OUT_RECORDS, OUT_INDICES } output_kind;
+
 typedef struct {
   gs_common_options common;
-  gs_key_type key;
-  bool have_key;
+  gs_layout_options layout_options;
+  gs_layout layout;
   const char *input, *output;
-  bool force, verify;
+  bool force, verify, descending, argsort, have_bits, have_index_type;
+  unsigned begin_bit, end_bit; /* 0, 0: all bits */
+  unsigned index_bytes;
+  const char *bits_text;
   uint32_t test_flags; /* GPUSORT_TEST_CORRUPT, for the test suite */
 } sort_options;
 
@@ -33,30 +48,40 @@ static bool env_flag(const char *name) {
 
 /* Returns GS_OK with *done set when --help/--version was handled. */
 static int parse_sort_options(int argc, char **argv, sort_options *o, bool *done) {
-  static const struct option longopts[] = {
-      {"keys", required_argument, NULL, OPT_KEYS},     {"output", required_argument, NULL, 'o'},
-      {"force", no_argument, NULL, 'f'},               {"verify", no_argument, NULL, OPT_VERIFY},
-      {"device", required_argument, NULL, OPT_DEVICE}, {"timeout", required_argument, NULL, OPT_TIMEOUT},
-      {"quiet", no_argument, NULL, 'q'},               {"verbose", no_argument, NULL, 'v'},
-      {"help", no_argument, NULL, 'h'},                {"version", no_argument, NULL, 'V'},
-      {NULL, 0, NULL, 0}};
+  static const struct option longopts[] = {GS_LAYOUT_LONG_OPTIONS,
+                                           {"output", required_argument, NULL, 'o'},
+                                           {"force", no_argument, NULL, 'f'},
+                                           {"verify", no_argument, NULL, OPT_VERIFY},
+                                           {"descending", no_argument, NULL, OPT_DESCENDING},
+                                           {"bits", required_argument, NULL, OPT_BITS},
+                                           {"argsort", no_argument, NULL, OPT_ARGSORT},
+                                           {"index-type", required_argument, NULL, OPT_INDEX_TYPE},
+                                           GS_COMMON_LONG_OPTIONS,
+                                           {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
   gs_options_begin(&o->common, done);
   int opt, rc;
   while ((opt = getopt_long(argc, argv, ":o:fqvhV", longopts, NULL)) != -1) {
-    if ((rc = gs_common_option(&o->common, opt, optarg)) != 0) {
+    if ((rc = gs_common_option(&o->common, opt, optarg)) != 0 ||
+        (rc = gs_layout_option(&o->layout_options, opt, optarg)) != 0) {
       if (rc != 1) return rc;
       continue;
     }
     switch (opt) {
-    case OPT_KEYS:
-      if ((rc = gs_parse_key_type(optarg, &o->key))) return rc;
-      o->have_key = true;
-      break;
     case 'o': o->output = optarg; break;
     case 'f': o->force = true; break;
     case OPT_VERIFY: o->verify = true; break;
-    default: return gs_other_option(opt, argv, done);
+    case OPT_DESCENDING: o->descending = true; break;
+    case OPT_BITS: o->bits_text = optarg; break;
+    case OPT_ARGSORT: o->argsort = true; break;
+    case OPT_INDEX_TYPE:
+      if (strcmp(optarg, "u32") != 0 && strcmp(optarg, "u64") != 0)
+        return gs_fail(GS_ERR_USAGE, "--index-type takes u32 or u64, not '%s'", optarg);
+      o->index_bytes = optarg[1] == '6' ? 8 : 4;
+      o->have_index_type = true;
+      break;
+    default:
+      if ((rc = gs_other_option(opt, argv, done)) || *done) return rc;
     }
   }
   int positional = argc - optind;
@@ -68,18 +93,72 @@ static int parse_sort_options(int argc, char **argv, sort_options *o, bool *done
     o->output = argv[optind + 1];
   }
   if (!o->output) return gs_fail(GS_ERR_USAGE, "missing OUTPUT: name a file, or - for stdout");
-  if (!o->have_key) return gs_fail(GS_ERR_USAGE, "missing --keys TYPE: say what INPUT holds (u32)");
+  if ((rc = gs_layout_from_options(&o->layout_options, &o->layout))) return rc;
+  if (o->have_index_type && !o->argsort) return gs_fail(GS_ERR_USAGE, "--index-type needs --argsort");
+  if (o->bits_text &&
+      (rc = gs_parse_bits(o->bits_text, gs_key_info_of(o->layout.key)->bytes * 8, &o->begin_bit, &o->end_bit)))
+    return rc;
   if (env_flag("GPUSORT_TEST_CORRUPT")) o->test_flags |= GS_SORT_TEST_CORRUPT;
   return GS_OK;
 }
 
-/* Where downloaded chunks go: the output file, the checksum, and the verification. */
+/* The bytes written for `count` sorted records, assembled from what the GPU returns. */
 typedef struct {
+  output_kind kind;
+  const gs_layout *layout;
+  const unsigned char *input; /* records, for the gather */
+  unsigned out_bytes;         /* per output record */
+  unsigned index_bytes;
+  const void *const *fields;  /* the downloaded chunk */
+  size_t first;               /* of the piece within the chunk */
+  unsigned char *scratch;
+} assembly;
+
+static void assemble_range(void *arg, size_t begin, size_t end, unsigned worker) {
+  (void)worker;
+  const assembly *a = arg;
+  const unsigned R = a->out_bytes;
+  unsigned char *out = a->scratch;
+  switch (a->kind) {
+  case OUT_PAIRS: {
+    const unsigned kb = gs_key_info_of(a->layout->key)->bytes, vb = R - kb;
+    const unsigned char *keys = (const unsigned char *)a->fields[0] + a->first * kb;
+    const unsigned char *values = (const unsigned char *)a->fields[1] + a->first * vb;
+    for (size_t i = begin; i < end; i++) {
+      memcpy(out + i * R, keys + i * kb, kb);
+      memcpy(out + i * R + kb, values + i * vb, vb);
+    }
+    break;
+  }
+  case OUT_RECORDS: {
+    const uint32_t *index = (const uint32_t *)a->fields[0] + a->first;
+    for (size_t i = begin; i < end; i++) memcpy(out + i * R, a->input + (size_t)index[i] * R, R);
+    break;
+  }
+  case OUT_INDICES: { /* u32 from the GPU, widened to u64 */
+    const uint32_t *index = (const uint32_t *)a->fields[0] + a->first;
+    for (size_t i = begin; i < end; i++) {
+      uint64_t wide = index[i];
+      memcpy(out + i * 8, &wide, 8);
+    }
+    break;
+  }
+  case OUT_KEYS: break;
+  }
+}
+
+/* Where the sorted output goes: verification, the checksum, the output file. */
+typedef struct {
+  const sort_options *o;
+  output_kind kind;
+  unsigned out_bytes;
+  const unsigned char *input;
   gs_output *out; /* NULL on a verification-only pass */
   XXH3_state_t *checksum;
-  gs_order_check *order;
+  gs_order_check *order;    /* when verifying records */
   gs_multiset_hash *hash;
-  unsigned key_bytes;
+  gs_argsort_check *argsort; /* when verifying indices */
+  unsigned char *scratch;
   double verify_seconds;
 } sort_sink;
 
@@ -88,30 +167,48 @@ typedef struct {
   const void *data;
   size_t bytes;
   int status;
-} sink_task;
+} emit_task;
 
-static void checksum_chunk(void *arg) {
-  sink_task *t = arg;
+static void checksum_piece(void *arg) {
+  emit_task *t = arg;
   XXH3_64bits_update(t->sink->checksum, t->data, t->bytes);
 }
 
-static void write_chunk(void *arg) {
-  sink_task *t = arg;
+static void write_piece(void *arg) {
+  emit_task *t = arg;
   t->status = t->sink->out ? gs_output_write(t->sink->out, t->data, t->bytes) : GS_OK;
 }
 
-static int sink_chunk(void *ctx, const void *data, size_t bytes) {
-  sort_sink *s = ctx;
-  if (s->order) {
+static int emit(sort_sink *s, const void *data, size_t count) {
+  const size_t bytes = count * s->out_bytes;
+  if (s->order || s->argsort) {
     const double t = gs_now();
-    gs_order_check_feed(s->order, data, bytes);
-    gs_multiset_hash_add(s->hash, data, bytes, s->key_bytes);
+    if (s->argsort) {
+      gs_argsort_check_feed(s->argsort, data, count, s->out_bytes);
+    } else {
+      gs_order_check_feed(s->order, data, bytes);
+      gs_multiset_hash_add(s->hash, data, bytes, s->out_bytes);
+    }
     s->verify_seconds += gs_now() - t;
   }
-  /* The checksum runs beside the (parallel) write of the same chunk. */
-  sink_task task = {s, data, bytes, GS_OK};
-  gs_run_both(checksum_chunk, &task, write_chunk, &task);
+  /* The checksum runs beside the (parallel) write of the same bytes. */
+  emit_task task = {s, data, bytes, GS_OK};
+  gs_run_both(checksum_piece, &task, write_piece, &task);
   return task.status;
+}
+
+static int sink_chunk(void *ctx, const void *const *fields, size_t count) {
+  sort_sink *s = ctx;
+  if (s->kind == OUT_KEYS || (s->kind == OUT_INDICES && s->out_bytes == 4)) return emit(s, fields[0], count);
+  const size_t piece = SCRATCH_BYTES / s->out_bytes;
+  for (size_t first = 0; first < count; first += piece) {
+    const size_t n = count - first < piece ? count - first : piece;
+    assembly a = {s->kind, &s->o->layout, s->input, s->out_bytes, s->out_bytes, fields, first, s->scratch};
+    gs_parallel_for(n, 1 << 14, assemble_range, &a);
+    int rc = emit(s, s->scratch, n);
+    if (rc) return rc;
+  }
+  return GS_OK;
 }
 
 /* Opening the device (hundreds of milliseconds with some drivers) overlaps with bringing
@@ -136,18 +233,21 @@ typedef struct {
 } sort_times;
 
 static void print_report(const sort_options *o, const gs_device *dev, const gs_radix_sort *sorter, uint64_t n,
-                         const sort_times *t) {
-  const gs_key_info *info = gs_key_info_of(o->key);
-  const double bytes = (double)n * info->bytes;
-  char desc[512], size[32], a[32], b[32], line[160];
+                         double bytes, const sort_times *t) {
+  char desc[512], size[32], a[32], b[32], line[200], layout[128];
   gs_device_describe(&dev->info, desc, sizeof desc);
   gs_note("device %u: %s", dev->info.index, desc);
   gs_format_bytes(size, sizeof size, bytes);
-  gs_note("%llu %s keys, %s", (unsigned long long)n, info->name, size);
-  if (o->common.verbosity >= 2) {
+  gs_layout_describe(&o->layout, layout, sizeof layout);
+  char order[96] = "";
+  if (o->descending || o->have_bits || o->argsort)
+    snprintf(order, sizeof order, " (%s%s%s%s)", o->descending ? "descending" : "ascending",
+             o->bits_text ? ", bits " : "", o->bits_text ? o->bits_text : "",
+             o->argsort ? (o->index_bytes == 8 ? ", u64 indices out" : ", u32 indices out") : "");
+  gs_note("%llu %s, %s%s", (unsigned long long)n, layout, size, order);
+  if (o->common.verbosity >= 2)
     gs_note("tile: %u invocations x %u keys = %u keys, %u bytes of shared memory; %u passes", sorter->workgroup_size,
             sorter->keys_per_thread, sorter->tile_keys, sorter->shared_bytes, sorter->times.passes);
-  }
   snprintf(line, sizeof line, "opening the device %.0f ms, pipelines and buffers %.0f ms", t->device * 1e3,
            (t->setup - t->device) * 1e3);
   gs_report_row("setup", t->setup, line);
@@ -180,9 +280,17 @@ int gs_cmd_sort(int argc, char **argv) {
   int rc = parse_sort_options(argc, argv, &o, &done);
   if (rc || done) return rc;
   const double start = gs_now();
-  const gs_key_info *info = gs_key_info_of(o.key);
-  char what[32];
-  snprintf(what, sizeof what, "a %s key", info->name);
+  const gs_layout *L = &o.layout;
+  const unsigned key_bytes = gs_key_info_of(L->key)->bytes, R = L->record_bytes;
+  const output_kind kind = o.argsort                      ? OUT_INDICES
+                           : L->kind == GS_LAYOUT_PAIRS   ? OUT_PAIRS
+                           : L->kind == GS_LAYOUT_RECORDS ? OUT_RECORDS
+                                                          : OUT_KEYS;
+  /* The GPU sorts keys alone, keys with their values, or keys with their input indices. */
+  const unsigned gpu_value_bytes =
+      kind == OUT_PAIRS ? gs_key_info_of(L->value)->bytes : (kind == OUT_RECORDS || kind == OUT_INDICES) ? 4 : 0;
+  char unit[64];
+  gs_layout_unit(L, unit, sizeof unit);
 
   gs_input in;
   gs_output out = {.fd = -1};
@@ -190,11 +298,13 @@ int gs_cmd_sort(int argc, char **argv) {
   gs_radix_sort sorter = {0};
   gs_stager up = {0}, down = {0};
   XXH3_state_t *checksum = NULL;
+  unsigned char *scratch = NULL;
+  gs_argsort_check argsort_check = {0};
   sort_times t = {0};
   uint64_t n = 0;
 
   if ((rc = gs_input_open(&in, o.input))) goto cleanup;
-  if (!in.is_stream && (rc = gs_input_check_width(&in, info->bytes, what))) goto cleanup;
+  if (!in.is_stream && (rc = gs_input_check_width(&in, R, unit))) goto cleanup;
   if ((rc = gs_output_preflight(o.output, o.force, &in))) goto cleanup;
 
   open_task opening = {&dev, o.common.device, GS_OK, ""};
@@ -205,32 +315,41 @@ int gs_cmd_sort(int argc, char **argv) {
   }
   t.device = gs_now() - start;
   dev.timeout_ns = (uint64_t)(o.common.timeout_s * 1e9);
-  const uint64_t max_keys = gs_radix_sort_max_keys(&dev, o.key);
+  const uint64_t max_records = gs_radix_sort_max_keys(&dev, L->key, gpu_value_bytes);
   if (in.is_stream) {
     const double t0 = gs_now();
     char limit[384];
-    snprintf(limit, sizeof limit, "the %llu %s keys %s can sort in one buffer", (unsigned long long)max_keys,
-             info->name, dev.info.name);
-    if ((rc = gs_input_read_stream(&in, max_keys * info->bytes, limit))) goto cleanup;
-    if ((rc = gs_input_check_width(&in, info->bytes, what))) goto cleanup;
+    snprintf(limit, sizeof limit, "the %llu records %s can sort in one buffer", (unsigned long long)max_records,
+             dev.info.name);
+    if ((rc = gs_input_read_stream(&in, max_records * R, limit))) goto cleanup;
+    if ((rc = gs_input_check_width(&in, R, unit))) goto cleanup;
     t.read += gs_now() - t0;
   }
-  n = in.bytes / info->bytes;
-  if (n > max_keys) {
+  n = in.bytes / R;
+  if (n > max_records) {
     rc = gs_fail(GS_ERR_RUNTIME,
-                 "%s holds %llu %s keys; %s can sort at most %llu in one buffer (larger inputs are not supported yet)",
-                 in.name, (unsigned long long)n, info->name, dev.info.name, (unsigned long long)max_keys);
+                 "%s holds %llu records; %s can sort at most %llu of them in one buffer (larger inputs are not "
+                 "supported yet)",
+                 in.name, (unsigned long long)n, dev.info.name, (unsigned long long)max_records);
     goto cleanup;
   }
+  if (kind == OUT_INDICES && !o.have_index_type) o.index_bytes = n < (1ull << 32) ? 4 : 8;
+  const unsigned out_bytes = kind == OUT_INDICES ? o.index_bytes : R;
 
-  gs_radix_sort_config config = {.key = o.key, .capacity = n};
+  gs_radix_sort_config config = {
+      .key = L->key, .descending = o.descending, .value_bytes = gpu_value_bytes, .capacity = n};
   if ((rc = gs_radix_sort_create(&dev, &sorter, &config))) goto cleanup;
-  if ((rc = gs_stager_create(&dev, &up, GS_MEM_UPLOAD, in.bytes))) goto cleanup;
-  if ((rc = gs_stager_create(&dev, &down, GS_MEM_READBACK, in.bytes))) goto cleanup;
+  const size_t gpu_bytes = (size_t)n * (key_bytes + gpu_value_bytes);
+  if ((rc = gs_stager_create(&dev, &up, GS_MEM_UPLOAD, gpu_bytes))) goto cleanup;
+  if ((rc = gs_stager_create(&dev, &down, GS_MEM_READBACK, gpu_bytes))) goto cleanup;
   t.setup = gs_now() - start - t.read;
 
+  /* Upload: the key field of every record, and the value field of pairs. */
+  gs_field up_fields[2] = {{gs_radix_sort_input(&sorter), L->key_offset, key_bytes}};
+  unsigned up_count = 1;
+  if (kind == OUT_PAIRS) up_fields[up_count++] = (gs_field){gs_radix_sort_values_input(&sorter), L->value_offset, gpu_value_bytes};
   gs_transfer_stats up_stats = {0}, down_stats = {0};
-  if ((rc = gs_upload(&up, gs_radix_sort_input(&sorter), 0, in.data, in.bytes, &up_stats))) goto cleanup;
+  if ((rc = gs_upload_fields(&up, in.data, n, R, up_fields, up_count, &up_stats))) goto cleanup;
   t.read += up_stats.host_seconds;
   t.upload = up_stats.gpu_seconds;
   gs_stager_destroy(&up); /* release the staging memory before the sort needs the GPU */
@@ -239,47 +358,78 @@ int gs_cmd_sort(int argc, char **argv) {
   gs_order_check order;
   if (o.verify) {
     const double t0 = gs_now();
-    gs_multiset_hash_add(&input_hash, in.data, in.bytes, info->bytes);
-    gs_order_check_init(&order, o.key, false, info->bytes, 0);
+    if (kind == OUT_INDICES) {
+      if (gs_argsort_check_init(&argsort_check, in.data, n, L->key, o.descending, R, L->key_offset, o.begin_bit,
+                                o.end_bit) != 0) {
+        rc = gs_fail(GS_ERR_RUNTIME, "out of host memory");
+        goto cleanup;
+      }
+    } else {
+      gs_multiset_hash_add(&input_hash, in.data, in.bytes, R);
+      gs_order_check_init(&order, L->key, o.descending, R, L->key_offset, o.begin_bit, o.end_bit);
+    }
     t.verify += gs_now() - t0;
   }
 
-  gs_radix_sort_run_options run = {.n = n, .test_flags = o.test_flags};
-  gs_buffer *sorted;
+  gs_radix_sort_run_options run = {.n = n,
+                                   .begin_bit = o.begin_bit,
+                                   .end_bit = o.end_bit,
+                                   .index_values = kind == OUT_RECORDS || kind == OUT_INDICES,
+                                   .test_flags = o.test_flags};
+  gs_radix_sort_result sorted;
   if ((rc = gs_radix_sort_run(&sorter, &run, &sorted))) goto cleanup;
   t.sort = sorter.times.total;
 
+  /* Download: keys (and values) of keys and pairs; the indices of records and argsort. */
+  gs_field down_fields[2] = {{sorted.keys, 0, key_bytes}};
+  unsigned down_count = 1;
+  if (kind == OUT_PAIRS) down_fields[down_count++] = (gs_field){sorted.values, 0, gpu_value_bytes};
+  if (kind == OUT_RECORDS || kind == OUT_INDICES) down_fields[0] = (gs_field){sorted.values, 0, 4};
+
   checksum = XXH3_createState();
-  if (!checksum || XXH3_64bits_reset(checksum) != XXH_OK) {
+  scratch = kind == OUT_KEYS ? NULL : malloc(SCRATCH_BYTES);
+  if (!checksum || XXH3_64bits_reset(checksum) != XXH_OK || (kind != OUT_KEYS && !scratch)) {
     rc = gs_fail(GS_ERR_RUNTIME, "out of host memory");
     goto cleanup;
   }
-  sort_sink sink = {.checksum = checksum, .key_bytes = info->bytes};
-  if (o.verify) sink.order = &order, sink.hash = &output_hash;
+  sort_sink sink = {.o = &o, .kind = kind, .out_bytes = out_bytes, .input = in.data, .checksum = checksum,
+                    .scratch = scratch};
+  if (o.verify) {
+    if (kind == OUT_INDICES)
+      sink.argsort = &argsort_check;
+    else
+      sink.order = &order, sink.hash = &output_hash;
+  }
   if ((rc = gs_output_open(&out, o.output))) goto cleanup;
   if (o.verify && out.direct) {
     /* Data written to a stream cannot be taken back: verify everything before writing. */
-    if ((rc = gs_download(&down, sorted, 0, in.bytes, sink_chunk, &sink, &down_stats))) goto cleanup;
-    if (!order.sorted || !gs_multiset_hash_equal(&input_hash, &output_hash)) goto verified;
+    if ((rc = gs_download_fields(&down, down_fields, down_count, n, sink_chunk, &sink, &down_stats))) goto cleanup;
     XXH3_64bits_reset(checksum);
-    sink.order = NULL, sink.hash = NULL;
+    sink.order = NULL, sink.hash = NULL, sink.argsort = NULL;
     t.verify += sink.verify_seconds;
     sink.verify_seconds = 0;
     down_stats.host_seconds = 0;
+    const bool passed = kind == OUT_INDICES ? gs_argsort_check_done(&argsort_check)
+                                            : order.sorted && gs_multiset_hash_equal(&input_hash, &output_hash);
+    if (!passed) goto verified;
   }
   sink.out = &out;
-  if ((rc = gs_download(&down, sorted, 0, in.bytes, sink_chunk, &sink, &down_stats))) goto cleanup;
+  if ((rc = gs_download_fields(&down, down_fields, down_count, n, sink_chunk, &sink, &down_stats))) goto cleanup;
 verified:
   t.download = down_stats.gpu_seconds;
   t.verify += sink.verify_seconds;
   t.write = down_stats.host_seconds - sink.verify_seconds;
   if (o.verify) {
-    if (!order.sorted) {
-      rc = gs_fail(GS_ERR_VERIFY, "verification failed: the output is not sorted at key %llu (%s); no output written",
+    if (kind == OUT_INDICES && !gs_argsort_check_done(&argsort_check)) {
+      rc = gs_fail(GS_ERR_VERIFY, "verification failed: %s; no output written", argsort_check.detail);
+      goto cleanup;
+    }
+    if (kind != OUT_INDICES && !order.sorted) {
+      rc = gs_fail(GS_ERR_VERIFY, "verification failed: the output is not sorted at record %llu (%s); no output written",
                    (unsigned long long)order.first_bad, order.detail);
       goto cleanup;
     }
-    if (!gs_multiset_hash_equal(&input_hash, &output_hash)) {
+    if (kind != OUT_INDICES && !gs_multiset_hash_equal(&input_hash, &output_hash)) {
       rc = gs_fail(GS_ERR_VERIFY,
                    "verification failed: the output is not a permutation of the input (checksums differ); "
                    "no output written");
@@ -289,14 +439,18 @@ verified:
   if ((rc = gs_output_commit(&out))) goto cleanup;
   t.total = gs_now() - start;
   if (o.common.verbosity >= 1) {
-    print_report(&o, &dev, &sorter, n, &t);
-    if (o.verify) gs_note("verified: output sorted and a permutation of the input");
+    print_report(&o, &dev, &sorter, n, (double)in.bytes, &t);
+    if (o.verify)
+      gs_note(kind == OUT_INDICES ? "verified: the indices are a stable sorted permutation of the input"
+                                  : "verified: output sorted and a permutation of the input");
     gs_print_checksum(strcmp(o.output, "-") == 0 ? "-" : o.output, XXH3_64bits_digest(checksum));
   }
 
 cleanup:
   if (rc) gs_output_abort(&out);
   XXH3_freeState(checksum);
+  free(scratch);
+  gs_argsort_check_free(&argsort_check);
   gs_stager_destroy(&up);
   gs_stager_destroy(&down);
   gs_radix_sort_destroy(&sorter);

@@ -18,10 +18,11 @@ static const struct {
     {"reversed", GS_DIST_REVERSED, false, 0}, {"equal", GS_DIST_EQUAL, false, 0},
     {"few", GS_DIST_FEW, true, 16},         {"entropy", GS_DIST_ENTROPY, true, 2},
     {"lowbits", GS_DIST_LOWBITS, true, 8},  {"highbits", GS_DIST_HIGHBITS, true, 8},
+    {"special", GS_DIST_SPECIAL, false, 0},
 };
 
 const char *gs_dist_names(void) {
-  return "uniform, sorted, reversed, equal, few[:K], entropy[:K], lowbits[:B], highbits[:B]";
+  return "uniform, sorted, reversed, equal, few[:K], entropy[:K], lowbits[:B], highbits[:B], special";
 }
 
 int gs_dist_parse(const char *text, gs_dist *out) {
@@ -53,7 +54,52 @@ typedef struct {
   gs_dist dist;
   uint64_t seed, n, first;
   unsigned char *out;
+  size_t stride;
 } gen_job;
+
+/* Raw bits of the type's edge values. */
+static const uint32_t f32_specials[] = {
+    0x00000000, 0x80000000, 0x7f800000, 0xff800000,             /* +-0, +-inf */
+    0x7fc00000, 0xffc00000, 0x7f800001, 0xff800001, 0x7fffffff, /* NaNs: quiet, signalling, */
+    0xffffffff, 0x7fc00001, 0xffc12345,                         /* payloads, both signs */
+    0x00000001, 0x80000001, 0x007fffff, 0x807fffff,             /* denormals */
+    0x00800000, 0x80800000, 0x7f7fffff, 0xff7fffff,             /* smallest normal, largest finite */
+    0x3f800000, 0xbf800000};                                    /* +-1 */
+static const uint64_t f64_specials[] = {
+    0x0000000000000000ull, 0x8000000000000000ull, 0x7ff0000000000000ull, 0xfff0000000000000ull,
+    0x7ff8000000000000ull, 0xfff8000000000000ull, 0x7ff0000000000001ull, 0xfff0000000000001ull,
+    0x7fffffffffffffffull, 0xffffffffffffffffull, 0x7ff8000000000001ull, 0xfff8000012345678ull,
+    0x0000000000000001ull, 0x8000000000000001ull, 0x000fffffffffffffull, 0x800fffffffffffffull,
+    0x0010000000000000ull, 0x8010000000000000ull, 0x7fefffffffffffffull, 0xffefffffffffffffull,
+    0x3ff0000000000000ull, 0xbff0000000000000ull};
+
+/* Ordered bits of a special-distribution key: every other key an edge value, the rest
+ * ordinary (finite floats of moderate size; any integer). */
+static uint64_t special_key(const gs_key_info *info, uint64_t r) {
+  const unsigned bits = info->bytes * 8;
+  const uint64_t all = bits == 64 ? UINT64_MAX : UINT32_MAX;
+  uint64_t raw;
+  if (info->kind == GS_KEY_KIND_FLOAT) {
+    const size_t count = bits == 64 ? sizeof f64_specials / 8 : sizeof f32_specials / 4;
+    if (r & 1) {
+      raw = bits == 64 ? f64_specials[(r >> 1) % count] : f32_specials[(r >> 1) % count];
+    } else if (bits == 64) {
+      double d = (double)(int64_t)(r >> 11) / (double)(1ull << 40);
+      memcpy(&raw, &d, 8);
+    } else {
+      float f = (float)(int32_t)(r >> 32) / 65536.0f;
+      uint32_t b;
+      memcpy(&b, &f, 4);
+      raw = b;
+    }
+    return gs_ordered_from_bits(info->kind, info->bytes, raw);
+  }
+  /* integers: in ordered bits the extremes are 0 and all ones, zero is the sign bit */
+  const uint64_t sign = (uint64_t)1 << (bits - 1);
+  const uint64_t edges[] = {0, 1, all, all - 1, sign, sign - 1, sign + 1, 2};
+  if (r & 1) return edges[(r >> 1) % 8];
+  return (r >> 1) & all;
+}
 
 static uint64_t ordered_key(const gen_job *job, uint64_t i) {
   const unsigned bits = job->info->bytes * 8;
@@ -79,6 +125,7 @@ static uint64_t ordered_key(const gen_job *job, uint64_t i) {
     const uint64_t mask = b == 64 ? UINT64_MAX : ((uint64_t)1 << b) - 1;
     return random_word(job->seed, 0, i) & mask;
   }
+  case GS_DIST_SPECIAL: return special_key(job->info, random_word(job->seed, 0, i));
   case GS_DIST_HIGHBITS: {
     const unsigned b = param < bits ? param : bits;
     const uint64_t low = bits - b == 64 ? UINT64_MAX : ((uint64_t)1 << (bits - b)) - 1;
@@ -93,12 +140,54 @@ static void generate_range(void *arg, size_t begin, size_t end, unsigned worker)
   const gen_job *job = arg;
   const unsigned bytes = job->info->bytes;
   for (size_t i = begin; i < end; i++)
-    gs_key_store_bits(bytes, job->out + i * bytes,
+    gs_key_store_bits(bytes, job->out + i * job->stride,
                       gs_bits_from_ordered(job->info->kind, bytes, ordered_key(job, job->first + i)));
 }
 
 void gs_generate(gs_key_type type, gs_dist dist, uint64_t seed, uint64_t n, uint64_t first, uint64_t count,
-                 void *out) {
-  gen_job job = {gs_key_info_of(type), dist, seed, n, first, out};
+                 void *out, size_t stride) {
+  gen_job job = {gs_key_info_of(type), dist, seed, n, first, out, stride};
   gs_parallel_for((size_t)count, 1 << 16, generate_range, &job);
+}
+
+typedef struct {
+  uint64_t seed, first;
+  size_t record_bytes;
+  unsigned char *out;
+} bytes_job;
+
+static void bytes_range(void *arg, size_t begin, size_t end, unsigned worker) {
+  (void)worker;
+  const bytes_job *job = arg;
+  for (size_t i = begin; i < end; i++) {
+    unsigned char *record = job->out + i * job->record_bytes;
+    for (size_t b = 0; b < job->record_bytes; b += 8) {
+      const uint64_t r = random_word(job->seed, 2 + b / 8, job->first + i);
+      memcpy(record + b, &r, job->record_bytes - b < 8 ? job->record_bytes - b : 8);
+    }
+  }
+}
+
+void gs_generate_bytes(uint64_t seed, uint64_t first, uint64_t count, size_t record_bytes, void *out) {
+  bytes_job job = {seed, first, record_bytes, out};
+  gs_parallel_for((size_t)count, 1 << 14, bytes_range, &job);
+}
+
+void gs_generate_index_values(gs_key_type type, uint64_t first, uint64_t count, void *out, size_t stride) {
+  const gs_key_info *info = gs_key_info_of(type);
+  unsigned char *p = out;
+  for (uint64_t i = 0; i < count; i++) {
+    const uint64_t index = first + i;
+    uint64_t bits = index;
+    if (info->kind == GS_KEY_KIND_FLOAT && info->bytes == 8) {
+      double d = (double)index;
+      memcpy(&bits, &d, 8);
+    } else if (info->kind == GS_KEY_KIND_FLOAT) {
+      float f = (float)index;
+      uint32_t b;
+      memcpy(&b, &f, 4);
+      bits = b;
+    }
+    gs_key_store_bits(info->bytes, p + i * stride, bits);
+  }
 }

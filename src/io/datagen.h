@@ -19,6 +19,9 @@ typedef enum {
   GS_DIST_ENTROPY,  /* bitwise AND of `param` uniform words (Thearling & Smith) */
   GS_DIST_LOWBITS,  /* only the lowest `param` bits vary */
   GS_DIST_HIGHBITS, /* only the highest `param` bits vary */
+  GS_DIST_SPECIAL,  /* the type's edge values mixed with ordinary ones: for floats +-0, +-inf,
+                       NaNs of both signs and several payloads, denormals; for integers the
+                       extremes, 0 and +-1 */
 } gs_dist_kind;
 
 typedef struct {
@@ -32,9 +35,17 @@ int gs_dist_parse(const char *text, gs_dist *out);
 /* The accepted distribution spellings, for help and messages. */
 const char *gs_dist_names(void);
 
-/* Writes keys [first, first + count) of an n-key data set of `type` to out
- * (count * key bytes), so large sets can be made in pieces. */
+/* Writes keys [first, first + count) of an n-key data set of `type` to out, one every
+ * `stride` bytes (stride = key bytes for an array of keys), so large sets can be made in
+ * pieces and keys can be placed inside records. */
 void gs_generate(gs_key_type type, gs_dist dist, uint64_t seed, uint64_t n, uint64_t first, uint64_t count,
-                 void *out);
+                 void *out, size_t stride);
+
+/* Fills bytes of records [first, first + count) with seeded random bytes (the parts of records
+ * that are neither key nor value). */
+void gs_generate_bytes(uint64_t seed, uint64_t first, uint64_t count, size_t record_bytes, void *out);
+
+/* Writes the value of records [first, first + count): its record index, as that type. */
+void gs_generate_index_values(gs_key_type type, uint64_t first, uint64_t count, void *out, size_t stride);
 
 #endif

@@ -40,16 +40,41 @@ void gs_stager_destroy(gs_stager *st) {
   memset(st, 0, sizeof *st);
 }
 
-/* Records a copy between a slot and a device buffer, bracketed by the slot's timestamps. */
-static int submit_copy(gs_stager *st, int i, VkBuffer from, VkDeviceSize from_offset, VkBuffer to,
-                       VkDeviceSize to_offset, VkDeviceSize bytes, const char *stage) {
+enum { MAX_FIELDS = 4 };
+
+/* Field f of a chunk of `count` records sits in a slot at offset count * (bytes of fields
+ * before f). */
+static size_t slot_offset(const gs_field *fields, unsigned f, size_t count) {
+  size_t off = 0;
+  for (unsigned g = 0; g < f; g++) off += count * fields[g].bytes;
+  return off;
+}
+
+static unsigned record_field_bytes(const gs_field *fields, unsigned nfields) {
+  unsigned total = 0;
+  for (unsigned f = 0; f < nfields; f++) total += fields[f].bytes;
+  return total;
+}
+
+/* Records copies of a chunk's fields between a slot and the fields' device arrays
+ * (up = slot to device), bracketed by the slot's timestamps, and submits them. */
+static int submit_chunk(gs_stager *st, int i, const gs_field *fields, unsigned nfields, size_t first, size_t count,
+                        bool up, const char *stage) {
   gs_submission *sub = &st->submission[i];
   int rc = gs_submission_begin(st->dev, sub);
   if (rc) return rc;
   gs_timestamps_write(sub->cb, &st->timestamps, 2 * i);
-  VkBufferCopy region = {.srcOffset = from_offset, .dstOffset = to_offset, .size = bytes};
-  vkCmdCopyBuffer(sub->cb, from, to, 1, &region);
-  if (st->kind == GS_MEM_READBACK) gs_cmd_barrier_to_host(sub->cb);
+  for (unsigned f = 0; f < nfields; f++) {
+    /* transfers are whole words; the arrays' sizes are rounded up to words as well */
+    const VkDeviceSize bytes = ((VkDeviceSize)count * fields[f].bytes + 3) & ~(VkDeviceSize)3;
+    const VkDeviceSize slot = slot_offset(fields, f, count), array = (VkDeviceSize)first * fields[f].bytes;
+    VkBufferCopy region = {.srcOffset = up ? slot : array, .dstOffset = up ? array : slot, .size = bytes};
+    if (up)
+      vkCmdCopyBuffer(sub->cb, st->slot[i].buffer, fields[f].buffer->buffer, 1, &region);
+    else
+      vkCmdCopyBuffer(sub->cb, fields[f].buffer->buffer, st->slot[i].buffer, 1, &region);
+  }
+  if (!up) gs_cmd_barrier_to_host(sub->cb);
   gs_timestamps_write(sub->cb, &st->timestamps, 2 * i + 1);
   return gs_submission_submit(st->dev, sub, stage);
 }
@@ -67,22 +92,51 @@ static int finish_copy(gs_stager *st, int i, const char *stage, gs_transfer_stat
   return GS_OK;
 }
 
-int gs_upload(gs_stager *st, gs_buffer *dst, VkDeviceSize dst_offset, const void *src, size_t bytes,
-              gs_transfer_stats *stats) {
+typedef struct {
+  const unsigned char *records;
+  unsigned stride;
+  gs_field field;
+  unsigned char *out;
+} gather_job;
+
+/* Field values of records [begin, end) into consecutive elements. */
+static void gather_field(void *arg, size_t begin, size_t end, unsigned worker) {
+  (void)worker;
+  const gather_job *job = arg;
+  const unsigned char *src = job->records + job->field.offset;
+  const unsigned stride = job->stride, bytes = job->field.bytes;
+  if (bytes == 4) {
+    for (size_t r = begin; r < end; r++) memcpy(job->out + 4 * r, src + r * stride, 4);
+  } else if (bytes == 8) {
+    for (size_t r = begin; r < end; r++) memcpy(job->out + 8 * r, src + r * stride, 8);
+  } else {
+    for (size_t r = begin; r < end; r++) memcpy(job->out + (size_t)bytes * r, src + r * stride, bytes);
+  }
+}
+
+int gs_upload_fields(gs_stager *st, const void *records, size_t count, unsigned stride, const gs_field *fields,
+                     unsigned nfields, gs_transfer_stats *stats) {
   const double start = gs_now();
-  const unsigned char *from = src;
+  const unsigned char *base = records;
+  const size_t per_chunk = st->chunk / record_field_bytes(fields, nfields);
   int rc = GS_OK;
-  for (size_t done = 0, c = 0; done < bytes && rc == GS_OK; c++) {
+  for (size_t first = 0, c = 0; first < count && rc == GS_OK; c++) {
     const int i = (int)(c % 2);
-    const size_t len = bytes - done < st->chunk ? bytes - done : st->chunk;
+    const size_t n = count - first < per_chunk ? count - first : per_chunk;
     if ((rc = finish_copy(st, i, "the upload to the GPU", stats))) break;
     const double t = gs_now();
-    gs_parallel_memcpy(st->slot[i].mapped, from + done, len);
+    unsigned char *slot = st->slot[i].mapped;
+    for (unsigned f = 0; f < nfields; f++) {
+      if (nfields == 1 && fields[f].offset == 0 && fields[f].bytes == stride) {
+        gs_parallel_memcpy(slot, base + first * stride, n * stride);
+      } else {
+        gather_job job = {base + first * stride, stride, fields[f], slot + slot_offset(fields, f, n)};
+        gs_parallel_for(n, 1 << 16, gather_field, &job);
+      }
+    }
     stats->host_seconds += gs_now() - t;
-    /* copies are a multiple of 4 bytes; a 1..3 byte tail (never for key data) is padded */
-    rc = submit_copy(st, i, st->slot[i].buffer, 0, dst->buffer, dst_offset + done, (len + 3) & ~(size_t)3,
-                     "the upload to the GPU");
-    done += len;
+    rc = submit_chunk(st, i, fields, nfields, first, n, true, "the upload to the GPU");
+    first += n;
   }
   for (int i = 0; i < 2; i++) {
     int w = finish_copy(st, i, "the upload to the GPU", stats);
@@ -92,26 +146,44 @@ int gs_upload(gs_stager *st, gs_buffer *dst, VkDeviceSize dst_offset, const void
   return rc;
 }
 
-int gs_download(gs_stager *st, const gs_buffer *src, VkDeviceSize src_offset, size_t bytes, gs_download_sink sink,
-                void *ctx, gs_transfer_stats *stats) {
+int gs_upload(gs_stager *st, gs_buffer *dst, const void *src, size_t bytes, gs_transfer_stats *stats) {
+  /* as one field of 4-byte records (buffers hold whole words); a 1..3 byte tail is padded */
+  const size_t words = (bytes + 3) / 4;
+  if (words * 4 == bytes) {
+    gs_field field = {dst, 0, 4};
+    return gs_upload_fields(st, src, words, 4, &field, 1, stats);
+  }
+  unsigned char *copy = calloc(words, 4);
+  if (!copy) return gs_fail(GS_ERR_RUNTIME, "out of host memory");
+  memcpy(copy, src, bytes);
+  gs_field field = {dst, 0, 4};
+  int rc = gs_upload_fields(st, copy, words, 4, &field, 1, stats);
+  free(copy);
+  return rc;
+}
+
+int gs_download_fields(gs_stager *st, const gs_field *fields, unsigned nfields, size_t count, gs_fields_sink sink,
+                       void *ctx, gs_transfer_stats *stats) {
+  if (nfields > MAX_FIELDS) return gs_fail(GS_ERR_RUNTIME, "internal error: too many fields");
   const double start = gs_now();
-  const size_t chunks = (bytes + st->chunk - 1) / st->chunk;
+  const size_t per_chunk = st->chunk / record_field_bytes(fields, nfields);
+  const size_t chunks = (count + per_chunk - 1) / per_chunk;
   int rc = GS_OK;
-  /* Keep one copy in flight ahead of the chunk being drained. */
+  /* Keep one chunk's copy in flight ahead of the chunk being drained. */
   for (size_t c = 0; c < chunks + 1 && rc == GS_OK; c++) {
     if (c < chunks) {
-      const size_t off = c * st->chunk, len = bytes - off < st->chunk ? bytes - off : st->chunk;
-      rc = submit_copy(st, (int)(c % 2), src->buffer, src_offset + off, st->slot[c % 2].buffer, 0,
-                       (len + 3) & ~(size_t)3, "the download from the GPU");
-      if (rc) break;
+      const size_t first = c * per_chunk, n = count - first < per_chunk ? count - first : per_chunk;
+      if ((rc = submit_chunk(st, (int)(c % 2), fields, nfields, first, n, false, "the download from the GPU"))) break;
     }
     if (c >= 1) {
-      const size_t d = c - 1, off = d * st->chunk, len = bytes - off < st->chunk ? bytes - off : st->chunk;
-      const int i = (int)(d % 2);
+      const size_t first = (c - 1) * per_chunk, n = count - first < per_chunk ? count - first : per_chunk;
+      const int i = (int)((c - 1) % 2);
       if ((rc = finish_copy(st, i, "the download from the GPU", stats))) break;
       if ((rc = gs_buffer_invalidate(st->dev, &st->slot[i]))) break;
+      const void *data[MAX_FIELDS];
+      for (unsigned f = 0; f < nfields; f++) data[f] = (const unsigned char *)st->slot[i].mapped + slot_offset(fields, f, n);
       const double t = gs_now();
-      rc = sink(ctx, st->slot[i].mapped, len);
+      rc = sink(ctx, data, n);
       stats->host_seconds += gs_now() - t;
     }
   }
@@ -121,4 +193,21 @@ int gs_download(gs_stager *st, const gs_buffer *src, VkDeviceSize src_offset, si
   }
   stats->wall_seconds += gs_now() - start;
   return rc;
+}
+
+typedef struct {
+  gs_download_sink sink;
+  void *ctx;
+} bytes_sink;
+
+static int forward_bytes(void *arg, const void *const *data, size_t count) {
+  bytes_sink *b = arg;
+  return b->sink(b->ctx, data[0], count * 4);
+}
+
+int gs_download(gs_stager *st, const gs_buffer *src, size_t bytes, gs_download_sink sink, void *ctx,
+                gs_transfer_stats *stats) {
+  gs_field field = {(gs_buffer *)src, 0, 4};
+  bytes_sink b = {sink, ctx};
+  return gs_download_fields(st, &field, 1, bytes / 4, forward_bytes, &b, stats);
 }

@@ -29,15 +29,35 @@ typedef struct {
 int gs_stager_create(gs_device *dev, gs_stager *st, gs_memory_kind kind, size_t total);
 void gs_stager_destroy(gs_stager *st);
 
-/* Copies `bytes` from host memory to dst at dst_offset. */
-int gs_upload(gs_stager *st, gs_buffer *dst, VkDeviceSize dst_offset, const void *src, size_t bytes,
-              gs_transfer_stats *stats);
+/* One field of fixed-size host records and the device array that holds it: `bytes` bytes at
+ * `offset` in each record on the host, element i at i * bytes in `buffer`. */
+typedef struct {
+  gs_buffer *buffer;
+  unsigned offset, bytes;
+} gs_field;
 
-/* Receives downloaded data in order; returns a status (non-zero stops the download). */
+/* Uploads fields of `count` records of `stride` bytes: each field's values are gathered into
+ * staging on the host (a plain parallel memcpy when the field is the whole record) and copied
+ * to its device array. */
+int gs_upload_fields(gs_stager *st, const void *records, size_t count, unsigned stride, const gs_field *fields,
+                     unsigned nfields, gs_transfer_stats *stats);
+
+/* Copies `bytes` from host memory to the start of dst. */
+int gs_upload(gs_stager *st, gs_buffer *dst, const void *src, size_t bytes, gs_transfer_stats *stats);
+
+/* Receives `count` consecutive elements of each downloaded field, field f at data[f];
+ * returns a status (non-zero stops the download). */
+typedef int (*gs_fields_sink)(void *ctx, const void *const *data, size_t count);
+
+/* Downloads elements [0, count) of each field's device array, chunk by chunk, in order. */
+int gs_download_fields(gs_stager *st, const gs_field *fields, unsigned nfields, size_t count, gs_fields_sink sink,
+                       void *ctx, gs_transfer_stats *stats);
+
+/* Receives downloaded bytes in order. */
 typedef int (*gs_download_sink)(void *ctx, const void *data, size_t bytes);
 
-/* Copies `bytes` from src at src_offset to the host, chunk by chunk, into `sink`. */
-int gs_download(gs_stager *st, const gs_buffer *src, VkDeviceSize src_offset, size_t bytes, gs_download_sink sink,
-                void *ctx, gs_transfer_stats *stats);
+/* Copies the first `bytes` (a multiple of 4) of src to the host, chunk by chunk, into `sink`. */
+int gs_download(gs_stager *st, const gs_buffer *src, size_t bytes, gs_download_sink sink, void *ctx,
+                gs_transfer_stats *stats);
 
 #endif

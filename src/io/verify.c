@@ -1,6 +1,7 @@
 #include "io/verify.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #define XXH_INLINE_ALL /* the per-record hash is the hot loop: inline libxxhash's XXH3 */
 #include <xxhash.h>
@@ -41,13 +42,23 @@ bool gs_multiset_hash_equal(const gs_multiset_hash *a, const gs_multiset_hash *b
 }
 
 void gs_order_check_init(gs_order_check *c, gs_key_type key, bool descending, unsigned record_bytes,
-                         unsigned key_offset) {
+                         unsigned key_offset, unsigned begin_bit, unsigned end_bit) {
   memset(c, 0, sizeof *c);
   c->key = gs_key_info_of(key);
   c->descending = descending;
   c->record_bytes = record_bytes;
   c->key_offset = key_offset;
+  if (begin_bit == 0 && end_bit == 0) end_bit = c->key->bytes * 8;
+  const unsigned width = end_bit - begin_bit;
+  c->begin_bit = begin_bit;
+  c->mask = width >= 64 ? UINT64_MAX : ((uint64_t)1 << width) - 1;
   c->sorted = true;
+}
+
+uint64_t gs_order_check_sort_key(const gs_order_check *c, const void *key) {
+  uint64_t o = gs_key_ordered(c->key, key);
+  if (c->descending) o = ~o;
+  return (o >> c->begin_bit) & c->mask;
 }
 
 typedef struct {
@@ -57,8 +68,7 @@ typedef struct {
 } order_job;
 
 static inline bool out_of_order(const gs_order_check *c, const unsigned char *prev, const unsigned char *next) {
-  uint64_t a = gs_key_ordered(c->key, prev), b = gs_key_ordered(c->key, next);
-  return c->descending ? b > a : b < a;
+  return gs_order_check_sort_key(c, next) < gs_order_check_sort_key(c, prev);
 }
 
 static void order_range(void *arg, size_t begin, size_t end, unsigned worker) {
@@ -109,4 +119,62 @@ void gs_order_check_feed(gs_order_check *c, const void *data, size_t bytes) {
   memcpy(c->last, first_key + (n - 1) * c->record_bytes, c->key->bytes);
   c->have_last = true;
   c->records += n;
+}
+
+int gs_argsort_check_init(gs_argsort_check *c, const void *records, uint64_t n, gs_key_type key, bool descending,
+                          unsigned record_bytes, unsigned key_offset, unsigned begin_bit, unsigned end_bit) {
+  memset(c, 0, sizeof *c);
+  gs_order_check_init(&c->order, key, descending, record_bytes, key_offset, begin_bit, end_bit);
+  c->records = records;
+  c->n = n;
+  c->ok = true;
+  c->visited = calloc(n / 8 + 1, 1);
+  return c->visited ? 0 : -1;
+}
+
+void gs_argsort_check_feed(gs_argsort_check *c, const void *indices, size_t count, unsigned index_bytes) {
+  const unsigned char *p = indices;
+  for (size_t i = 0; i < count && c->ok; i++, c->seen++) {
+    const uint64_t index = gs_key_load_bits(index_bytes, p + i * index_bytes);
+    if (index >= c->n) {
+      c->ok = false;
+      snprintf(c->detail, sizeof c->detail, "index %llu at position %llu is out of range", (unsigned long long)index,
+               (unsigned long long)c->seen);
+      break;
+    }
+    if (c->visited[index / 8] & (1u << (index % 8))) {
+      c->ok = false;
+      snprintf(c->detail, sizeof c->detail, "index %llu appears twice (again at position %llu)",
+               (unsigned long long)index, (unsigned long long)c->seen);
+      break;
+    }
+    c->visited[index / 8] |= (unsigned char)(1u << (index % 8));
+    const uint64_t key =
+        gs_order_check_sort_key(&c->order, c->records + index * c->order.record_bytes + c->order.key_offset);
+    if (c->have_last && (key < c->last_key || (key == c->last_key && index < c->last_index))) {
+      c->ok = false;
+      snprintf(c->detail, sizeof c->detail, "record %llu at position %llu %s record %llu before it",
+               (unsigned long long)index, (unsigned long long)c->seen,
+               key < c->last_key ? "has a key out of order after" : "breaks the input order of equal keys after",
+               (unsigned long long)c->last_index);
+      break;
+    }
+    c->have_last = true;
+    c->last_key = key;
+    c->last_index = index;
+  }
+}
+
+bool gs_argsort_check_done(gs_argsort_check *c) {
+  if (c->ok && c->seen != c->n) {
+    c->ok = false;
+    snprintf(c->detail, sizeof c->detail, "%llu indices for %llu records", (unsigned long long)c->seen,
+             (unsigned long long)c->n);
+  }
+  return c->ok;
+}
+
+void gs_argsort_check_free(gs_argsort_check *c) {
+  free(c->visited);
+  c->visited = NULL;
 }

@@ -25,6 +25,8 @@ typedef struct {
   const gs_key_info *key;
   bool descending;
   unsigned record_bytes, key_offset;
+  unsigned begin_bit;    /* compare ordered-key bits [begin_bit, begin_bit + width) */
+  uint64_t mask;         /* ((1 << width) - 1) */
   uint64_t records;      /* seen so far */
   bool have_last;
   unsigned char last[64]; /* the last record's key */
@@ -33,10 +35,35 @@ typedef struct {
   char detail[160];      /* the two keys, for the message */
 } gs_order_check;
 
+/* Order of records by their key (at key_offset in record_bytes-byte records), ascending or
+ * descending, on ordered-key bits [begin_bit, end_bit) (0, 0: all bits). */
 void gs_order_check_init(gs_order_check *c, gs_key_type key, bool descending, unsigned record_bytes,
-                         unsigned key_offset);
+                         unsigned key_offset, unsigned begin_bit, unsigned end_bit);
+
+/* The value records are ordered by: a key's ordered bits in the check's direction and range. */
+uint64_t gs_order_check_sort_key(const gs_order_check *c, const void *key);
 
 /* Feeds the next whole records. Stops looking after the first disorder. */
 void gs_order_check_feed(gs_order_check *c, const void *data, size_t bytes);
+
+/* An argsort's output: indices into the input's records that form a permutation of [0, n),
+ * list the records in key order, and keep equal keys in input order (stable). */
+typedef struct {
+  gs_order_check order; /* the key comparison */
+  const unsigned char *records;
+  uint64_t n, seen;
+  unsigned char *visited; /* n bits */
+  bool have_last;
+  uint64_t last_index, last_key;
+  bool ok;
+  char detail[200];
+} gs_argsort_check;
+
+int gs_argsort_check_init(gs_argsort_check *c, const void *records, uint64_t n, gs_key_type key, bool descending,
+                          unsigned record_bytes, unsigned key_offset, unsigned begin_bit, unsigned end_bit);
+void gs_argsort_check_feed(gs_argsort_check *c, const void *indices, size_t count, unsigned index_bytes);
+/* True if the indices fed so far are the whole, stably ordered permutation. */
+bool gs_argsort_check_done(gs_argsort_check *c);
+void gs_argsort_check_free(gs_argsort_check *c);
 
 #endif

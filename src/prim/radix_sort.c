@@ -26,17 +26,18 @@ typedef struct {
   uint32_t n, tiles, shift, bits, pass, flags;
 } onesweep_push;
 
-enum { PASS_FIRST = 1, PASS_LAST = 2 };
+enum { PASS_FIRST = 1, PASS_LAST = 2, PASS_INDEX_VALUES = 4 };
 
 static uint32_t env_u32(const char *name, uint32_t fallback) {
   const char *v = getenv(name);
   return v && *v ? (uint32_t)strtoul(v, NULL, 10) : fallback;
 }
 
-static uint32_t shared_bytes_for(uint32_t workgroup, uint32_t subgroup, uint32_t keys_per_thread, unsigned key_bytes) {
+/* item_bytes: the wider of key and value, staged one after the other in shared memory. */
+static uint32_t shared_bytes_for(uint32_t workgroup, uint32_t subgroup, uint32_t keys_per_thread, unsigned item_bytes) {
   uint32_t subgroups = workgroup / subgroup;
   uint32_t counters = subgroups * RADIX;
-  uint32_t staged = workgroup * keys_per_thread * (key_bytes / 4);
+  uint32_t staged = workgroup * keys_per_thread * (item_bytes / 4);
   uint32_t stage = counters > staged ? counters : staged;
   return 4 * (stage + 5 * RADIX + subgroups + 2);
 }
@@ -54,21 +55,24 @@ static int choose_tile(gs_radix_sort *s) {
   if (wg < sg) wg = sg;
   wg = env_u32("GPUSORT_SORT_WORKGROUP", wg);
   while (wg > dev->info.max_workgroup_size && wg > sg) wg /= 2;
-  uint32_t kpt = env_u32("GPUSORT_SORT_KEYS_PER_THREAD", s->info->bytes == 8 ? 5 : 9);
+  const unsigned item = s->config.value_bytes > s->info->bytes ? s->config.value_bytes : s->info->bytes;
+  const bool wide = s->info->bytes == 8 || s->config.value_bytes == 8;
+  uint32_t kpt = env_u32("GPUSORT_SORT_KEYS_PER_THREAD", wide ? 5 : 9);
   if (wg % sg != 0 || wg > dev->info.max_workgroup_size || kpt == 0 || kpt > 64)
     return gs_fail(GS_ERR_USAGE, "sort tile of %u invocations x %u keys does not suit this device", wg, kpt);
-  while (kpt > 1 && shared_bytes_for(wg, sg, kpt, s->info->bytes) > dev->info.max_shared_bytes) kpt--;
-  if (shared_bytes_for(wg, sg, kpt, s->info->bytes) > dev->info.max_shared_bytes)
+  while (kpt > 1 && shared_bytes_for(wg, sg, kpt, item) > dev->info.max_shared_bytes) kpt--;
+  if (shared_bytes_for(wg, sg, kpt, item) > dev->info.max_shared_bytes)
     return gs_fail(GS_ERR_RUNTIME, "the sort's shared memory does not fit this device");
   s->workgroup_size = wg;
   s->keys_per_thread = kpt;
   s->tile_keys = wg * kpt;
-  s->shared_bytes = shared_bytes_for(wg, sg, kpt, s->info->bytes);
+  s->shared_bytes = shared_bytes_for(wg, sg, kpt, item);
   return GS_OK;
 }
 
-uint64_t gs_radix_sort_max_keys(const gs_device *dev, gs_key_type key) {
-  const unsigned bytes = gs_key_info_of(key)->bytes;
+uint64_t gs_radix_sort_max_keys(const gs_device *dev, gs_key_type key, unsigned value_bytes) {
+  const unsigned key_bytes = gs_key_info_of(key)->bytes;
+  const unsigned bytes = value_bytes > key_bytes ? value_bytes : key_bytes;
   uint64_t limit = dev->info.max_storage_range / bytes;
   if (dev->info.max_allocation && dev->info.max_allocation / bytes < limit) limit = dev->info.max_allocation / bytes;
   if (limit > MAX_LOOKBACK_COUNT) limit = MAX_LOOKBACK_COUNT;
@@ -76,6 +80,7 @@ uint64_t gs_radix_sort_max_keys(const gs_device *dev, gs_key_type key) {
 }
 
 gs_buffer *gs_radix_sort_input(gs_radix_sort *s) { return &s->keys; }
+gs_buffer *gs_radix_sort_values_input(gs_radix_sort *s) { return &s->values; }
 
 static uint32_t tiles_for(const gs_radix_sort *s, uint64_t n) {
   return (uint32_t)((n + s->tile_keys - 1) / s->tile_keys);
@@ -86,9 +91,11 @@ int gs_radix_sort_create(gs_device *dev, gs_radix_sort *s, const gs_radix_sort_c
   s->dev = dev;
   s->config = *config;
   s->info = gs_key_info_of(config->key);
-  if (s->info->bytes == 8 && !dev->info.has_int64)
-    return gs_fail(GS_ERR_RUNTIME, "%s cannot sort 64-bit keys (no shaderInt64)", dev->info.name);
-  uint64_t max = gs_radix_sort_max_keys(dev, config->key);
+  if (config->value_bytes != 0 && config->value_bytes != 4 && config->value_bytes != 8)
+    return gs_fail(GS_ERR_RUNTIME, "internal error: values of %u bytes", config->value_bytes);
+  if ((s->info->bytes == 8 || config->value_bytes == 8) && !dev->info.has_int64)
+    return gs_fail(GS_ERR_RUNTIME, "%s cannot sort 64-bit keys or values (no shaderInt64)", dev->info.name);
+  uint64_t max = gs_radix_sort_max_keys(dev, config->key, config->value_bytes);
   if (config->capacity > max)
     return gs_fail(GS_ERR_RUNTIME, "%llu %s keys exceed what %s can sort in one buffer (%llu keys)",
                    (unsigned long long)config->capacity, s->info->name, dev->info.name, (unsigned long long)max);
@@ -103,13 +110,17 @@ int gs_radix_sort_create(gs_device *dev, gs_radix_sort *s, const gs_radix_sort_c
    * GPUSORT_LOOKBACK_SPIN overrides (1 makes the fallback run all the time, for tests). */
   const uint32_t spin = env_u32("GPUSORT_LOOKBACK_SPIN", 256);
   const uint32_t pass_spec[] = {s->workgroup_size, 0, kind, desc, s->keys_per_thread, spin ? spin : 1};
+  char pass_name[48];
+  snprintf(pass_name, sizeof pass_name, "radix_onesweep_k%u", wide ? 64 : 32);
+  if (config->value_bytes)
+    snprintf(pass_name + strlen(pass_name), sizeof pass_name - strlen(pass_name), "_v%u", config->value_bytes * 8);
+  const uint32_t pass_bindings = config->value_bytes ? 7 : 5;
   const uint32_t scan_spec[] = {HISTOGRAM_WORKGROUP, 0};
   if ((rc = gs_kernel_create(dev, &s->histogram, wide ? "radix_histogram_k64" : "radix_histogram_k32", 2,
                              sizeof(histogram_push), hist_spec, 4)))
     return rc;
   if ((rc = gs_kernel_create(dev, &s->scan_histograms, "radix_scan_histograms", 1, 0, scan_spec, 2))) return rc;
-  if ((rc = gs_kernel_create(dev, &s->onesweep, wide ? "radix_onesweep_k64" : "radix_onesweep_k32", 5,
-                             sizeof(onesweep_push), pass_spec, 6)))
+  if ((rc = gs_kernel_create(dev, &s->onesweep, pass_name, pass_bindings, sizeof(onesweep_push), pass_spec, 6)))
     return rc;
 
   const VkDeviceSize key_bytes = (VkDeviceSize)(config->capacity ? config->capacity : 1) * s->info->bytes;
@@ -120,10 +131,16 @@ int gs_radix_sort_create(gs_device *dev, gs_radix_sort *s, const gs_radix_sort_c
       (rc = gs_buffer_create(dev, &s->lookback, lookback_bytes, GS_MEM_DEVICE, "look-back descriptors")) ||
       (rc = gs_buffer_create(dev, &s->control, 64, GS_MEM_DEVICE, "tile tickets")))
     return rc;
+  if (config->value_bytes) {
+    const VkDeviceSize value_bytes = (VkDeviceSize)(config->capacity ? config->capacity : 1) * config->value_bytes;
+    if ((rc = gs_buffer_create(dev, &s->values, value_bytes, GS_MEM_DEVICE, "the sort values")) ||
+        (rc = gs_buffer_create(dev, &s->values_alt, value_bytes, GS_MEM_DEVICE, "the sort's second value buffer")))
+      return rc;
+  }
   if ((rc = gs_descriptor_pool_create(dev, 4, &s->pool))) return rc;
   const gs_buffer *hist[] = {&s->keys, &s->histograms};
-  const gs_buffer *p0[] = {&s->keys, &s->alt, &s->histograms, &s->lookback, &s->control};
-  const gs_buffer *p1[] = {&s->alt, &s->keys, &s->histograms, &s->lookback, &s->control};
+  const gs_buffer *p0[] = {&s->keys, &s->alt, &s->histograms, &s->lookback, &s->control, &s->values, &s->values_alt};
+  const gs_buffer *p1[] = {&s->alt, &s->keys, &s->histograms, &s->lookback, &s->control, &s->values_alt, &s->values};
   if ((rc = gs_kernel_bind(dev, &s->histogram, s->pool, hist, &s->histogram_set)) ||
       (rc = gs_kernel_bind(dev, &s->scan_histograms, s->pool, hist + 1, &s->scan_set)) ||
       (rc = gs_kernel_bind(dev, &s->onesweep, s->pool, p0, &s->pass_set[0])) ||
@@ -144,6 +161,8 @@ void gs_radix_sort_destroy(gs_radix_sort *s) {
   gs_kernel_destroy(dev, &s->onesweep);
   gs_buffer_destroy(dev, &s->keys);
   gs_buffer_destroy(dev, &s->alt);
+  gs_buffer_destroy(dev, &s->values);
+  gs_buffer_destroy(dev, &s->values_alt);
   gs_buffer_destroy(dev, &s->histograms);
   gs_buffer_destroy(dev, &s->lookback);
   gs_buffer_destroy(dev, &s->control);
@@ -157,23 +176,26 @@ static unsigned pass_count(const gs_radix_sort_run_options *opt) {
 }
 
 int gs_radix_sort_record(gs_radix_sort *s, VkCommandBuffer cb, const gs_radix_sort_run_options *run,
-                         gs_buffer **result) {
+                         gs_radix_sort_result *result) {
   gs_radix_sort_run_options opt = *run;
   const unsigned key_bits = s->info->bytes * 8;
   if (opt.begin_bit == 0 && opt.end_bit == 0) opt.end_bit = key_bits;
-  if (opt.end_bit > key_bits || opt.begin_bit > opt.end_bit)
-    return gs_fail(GS_ERR_USAGE, "bit range %u:%u does not fit %u-bit keys", opt.begin_bit, opt.end_bit, key_bits);
+  if (opt.end_bit > key_bits || opt.begin_bit >= opt.end_bit)
+    return gs_fail(GS_ERR_USAGE, "bit range %u:%u is empty or does not fit %u-bit keys", opt.begin_bit, opt.end_bit,
+                   key_bits);
+  if (opt.index_values && s->config.value_bytes != 4)
+    return gs_fail(GS_ERR_RUNTIME, "internal error: index values need 4-byte values");
   if (opt.n > s->config.capacity)
     return gs_fail(GS_ERR_RUNTIME, "internal error: %llu keys exceed the sort's capacity",
                    (unsigned long long)opt.n);
   const unsigned passes = pass_count(&opt);
   const uint32_t n = (uint32_t)opt.n, tiles = tiles_for(s, opt.n);
   s->times.passes = passes;
-  gs_buffer *bufs[2] = {&s->keys, &s->alt};
-  *result = bufs[passes % 2];
+  result->keys = passes % 2 ? &s->alt : &s->keys;
+  result->values = s->config.value_bytes ? (passes % 2 ? &s->values_alt : &s->values) : NULL;
 
   gs_timestamps_write(cb, &s->timestamps, 0);
-  if (n == 0 || passes == 0) {
+  if (n == 0) {
     for (unsigned p = 1; p < 2 + passes; p++) gs_timestamps_write(cb, &s->timestamps, p);
     return GS_OK;
   }
@@ -197,6 +219,7 @@ int gs_radix_sort_record(gs_radix_sort *s, VkCommandBuffer cb, const gs_radix_so
     onesweep_push pp = {n, tiles, shift, p + 1 == passes ? last_bits : 8, p, 0};
     if (p == 0) pp.flags |= PASS_FIRST;
     if (p + 1 == passes) pp.flags |= PASS_LAST;
+    if (p == 0 && opt.index_values) pp.flags |= PASS_INDEX_VALUES;
     vkCmdFillBuffer(cb, s->lookback.buffer, 0, (VkDeviceSize)tiles * RADIX * 4, 0);
     gs_cmd_barrier(cb);
     if ((rc = gs_kernel_dispatch(s->dev, cb, &s->onesweep, s->pass_set[p % 2], &pp, tiles))) return rc;
@@ -206,9 +229,13 @@ int gs_radix_sort_record(gs_radix_sort *s, VkCommandBuffer cb, const gs_radix_so
   if ((opt.test_flags & GS_SORT_TEST_CORRUPT) && n > 1) {
     /* Copy the first key over the last: the output is no longer a permutation of the input
      * (and usually no longer sorted) unless those keys were equal. */
-    const VkDeviceSize bytes = s->info->bytes;
-    VkBufferCopy region = {.srcOffset = 0, .dstOffset = (VkDeviceSize)(n - 1) * bytes, .size = bytes};
-    vkCmdCopyBuffer(cb, (*result)->buffer, (*result)->buffer, 1, &region);
+    const VkDeviceSize kb = s->info->bytes, vb = s->config.value_bytes;
+    VkBufferCopy region = {.srcOffset = 0, .dstOffset = (VkDeviceSize)(n - 1) * kb, .size = kb};
+    vkCmdCopyBuffer(cb, result->keys->buffer, result->keys->buffer, 1, &region);
+    if (vb) { /* and the first value over the last (argsort and records output the values) */
+      VkBufferCopy values = {.srcOffset = 0, .dstOffset = (VkDeviceSize)(n - 1) * vb, .size = vb};
+      vkCmdCopyBuffer(cb, result->values->buffer, result->values->buffer, 1, &values);
+    }
     gs_cmd_barrier(cb);
   }
   return GS_OK;
@@ -225,7 +252,7 @@ int gs_radix_sort_collect_times(gs_radix_sort *s) {
   return GS_OK;
 }
 
-int gs_radix_sort_run(gs_radix_sort *s, const gs_radix_sort_run_options *opt, gs_buffer **result) {
+int gs_radix_sort_run(gs_radix_sort *s, const gs_radix_sort_run_options *opt, gs_radix_sort_result *result) {
   gs_radix_sort_reset_times(s);
   int rc = gs_submission_begin(s->dev, &s->submission);
   if (!rc) rc = gs_radix_sort_record(s, s->submission.cb, opt, result);

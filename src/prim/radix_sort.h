@@ -3,10 +3,11 @@
  * Plan: one histogram pass reads every key once and counts all digit positions; then one
  * digit-binning pass per 8-bit digit ranks each tile with subgroup ballots, finds its output
  * offsets by decoupled look-back over earlier tiles, and scatters through shared memory
- * (shaders/radix_onesweep.comp). Keys ping-pong between `keys` and `alt`.
+ * (shaders/radix_onesweep.comp). Keys ping-pong between `keys` and `alt`; optional 32- or
+ * 64-bit values follow them between `values` and `values_alt`.
  *
- * Typical use: create with a capacity, upload n keys into gs_radix_sort_input(), run, read
- * the result from the buffer run() returns. */
+ * Typical use: create with a capacity, upload n keys into gs_radix_sort_input() (and values
+ * into gs_radix_sort_values_input()), run, read the result from the buffers run() names. */
 #ifndef GS_PRIM_RADIX_SORT_H
 #define GS_PRIM_RADIX_SORT_H
 
@@ -24,14 +25,22 @@ enum {
 typedef struct {
   gs_key_type key;
   bool descending;
-  uint64_t capacity; /* most keys one run will sort */
+  unsigned value_bytes; /* 0 (keys only), 4 or 8: a value moves with each key */
+  uint64_t capacity;    /* most keys one run will sort */
 } gs_radix_sort_config;
 
 typedef struct {
   uint64_t n;
   unsigned begin_bit, end_bit; /* sort on ordered-key bits [begin, end); 0,0 = all bits */
+  bool index_values;           /* values become the keys' input indices (4-byte values) */
   uint32_t test_flags;
 } gs_radix_sort_run_options;
+
+/* Where a run left its result. */
+typedef struct {
+  gs_buffer *keys;
+  gs_buffer *values; /* NULL without values */
+} gs_radix_sort_result;
 
 typedef struct {
   double total;                               /* first command to last, from timestamps */
@@ -47,7 +56,7 @@ typedef struct {
   uint32_t workgroup_size, keys_per_thread, tile_keys, shared_bytes;
   uint32_t histogram_workgroup_size;
   gs_kernel histogram, scan_histograms, onesweep;
-  gs_buffer keys, alt, histograms, lookback, control;
+  gs_buffer keys, alt, values, values_alt, histograms, lookback, control;
   VkDescriptorPool pool;
   VkDescriptorSet histogram_set, scan_set;
   VkDescriptorSet pass_set[2]; /* [0] reads keys and writes alt, [1] the reverse */
@@ -56,27 +65,28 @@ typedef struct {
   gs_radix_sort_times times; /* of the last run */
 } gs_radix_sort;
 
-/* The most keys of this type one run can sort on the device (storage-binding and
- * look-back-counter limits). */
-uint64_t gs_radix_sort_max_keys(const gs_device *dev, gs_key_type key);
+/* The most keys of this type (with values of value_bytes, 0 for none) one run can sort on
+ * the device (storage-binding and look-back-counter limits). */
+uint64_t gs_radix_sort_max_keys(const gs_device *dev, gs_key_type key, unsigned value_bytes);
 
 int gs_radix_sort_create(gs_device *dev, gs_radix_sort *s, const gs_radix_sort_config *config);
 void gs_radix_sort_destroy(gs_radix_sort *s);
 
-/* The buffer to upload the keys into (capacity keys). */
+/* The buffers to upload the keys and values into (capacity of each). */
 gs_buffer *gs_radix_sort_input(gs_radix_sort *s);
+gs_buffer *gs_radix_sort_values_input(gs_radix_sort *s);
 
-/* Sorts the first n keys of the input buffer; *result is the buffer holding them sorted
- * (the input buffer or the alternate one, depending on the number of passes). Waits for the
- * GPU (bounded) and fills s->times. */
-int gs_radix_sort_run(gs_radix_sort *s, const gs_radix_sort_run_options *opt, gs_buffer **result);
+/* Sorts the first n keys (and values) of the input buffers; *result names the buffers that
+ * hold them sorted (the inputs or the alternates, depending on the number of passes). Waits
+ * for the GPU (bounded) and fills s->times. */
+int gs_radix_sort_run(gs_radix_sort *s, const gs_radix_sort_run_options *opt, gs_radix_sort_result *result);
 
 /* The pieces of run(), for callers that put more work in the same submission (benchmarks):
  * reset the timestamps, record the sort into `cb` (it writes s->timestamps), submit and wait
  * yourself, then collect the stage times. */
 void gs_radix_sort_reset_times(gs_radix_sort *s);
 int gs_radix_sort_record(gs_radix_sort *s, VkCommandBuffer cb, const gs_radix_sort_run_options *opt,
-                         gs_buffer **result);
+                         gs_radix_sort_result *result);
 int gs_radix_sort_collect_times(gs_radix_sort *s);
 
 #endif
