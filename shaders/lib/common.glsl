@@ -6,9 +6,10 @@
 #extension GL_KHR_shader_subgroup_ballot : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_shuffle_relative : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_control_flow_attributes : require
-#if KEY_BITS == 64 || (defined(VALUE_WORDS) && VALUE_WORDS == 2)
+#if KEY_BITS == 64 || (defined(VALUE_WORDS) && VALUE_WORDS == 2) || defined(NEEDS_INT64)
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #endif
 #pragma use_vulkan_memory_model

@@ -52,13 +52,15 @@ static int choose_tile(gs_radix_sort *s) {
   uint32_t sg = dev->subgroup_size;
   uint32_t wg = sg * 16;
   if (wg > 512) wg = 512;
-  if (wg < sg) wg = sg;
+  if (wg < 64) wg = 64;
   wg = env_u32("GPUSORT_SORT_WORKGROUP", wg);
   while (wg > dev->info.max_workgroup_size && wg > sg) wg /= 2;
   const unsigned item = s->config.value_bytes > s->info->bytes ? s->config.value_bytes : s->info->bytes;
   const bool wide = s->info->bytes == 8 || s->config.value_bytes == 8;
   uint32_t kpt = env_u32("GPUSORT_SORT_KEYS_PER_THREAD", wide ? 5 : 9);
-  if (wg % sg != 0 || wg > dev->info.max_workgroup_size || kpt == 0 || kpt > 64)
+  /* At least 64 invocations: llvmpipe (Mesa 22.3) computed wrong results for workgroups of
+   * 2 to 6 subgroups of 8. */
+  if (wg % sg != 0 || wg > dev->info.max_workgroup_size || wg < 64 || kpt == 0 || kpt > 64)
     return gs_fail(GS_ERR_USAGE, "sort tile of %u invocations x %u keys does not suit this device", wg, kpt);
   while (kpt > 1 && shared_bytes_for(wg, sg, kpt, item) > dev->info.max_shared_bytes) kpt--;
   if (shared_bytes_for(wg, sg, kpt, item) > dev->info.max_shared_bytes)

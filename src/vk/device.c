@@ -178,6 +178,9 @@ static void probe(VkPhysicalDevice pd, uint32_t index, gs_device_info *info) {
   VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
   vkGetPhysicalDeviceFeatures2(pd, &feats);
   info->has_int64 = feats.features.shaderInt64;
+  info->has_float64 = feats.features.shaderFloat64;
+  info->has_int64_atomics = f12.shaderBufferInt64Atomics;
+  info->has_subgroup_extended = f12.shaderSubgroupExtendedTypes;
   info->has_executable_stats = has_device_extension(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
 
   /* Run at 32 lanes where the device allows (NVIDIA, AMD RDNA, Intel), else its nearest size;
@@ -315,9 +318,12 @@ static int create_logical_device(gs_device *dev) {
                                           .pNext = &f13,
                                           .vulkanMemoryModel = VK_TRUE,
                                           .vulkanMemoryModelDeviceScope = VK_TRUE,
-                                          .hostQueryReset = VK_TRUE};
+                                          .hostQueryReset = VK_TRUE,
+                                          .shaderBufferInt64Atomics = dev->info.has_int64_atomics,
+                                          .shaderSubgroupExtendedTypes = dev->info.has_subgroup_extended};
   VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
   feats.features.shaderInt64 = dev->info.has_int64 ? VK_TRUE : VK_FALSE;
+  feats.features.shaderFloat64 = dev->info.has_float64 ? VK_TRUE : VK_FALSE;
   /* Compiler statistics of each pipeline (registers, spills), printed with GPUSORT_PIPELINE_STATS=1. */
   const char *extensions[] = {VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME};
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR fexec = {

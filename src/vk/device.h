@@ -26,6 +26,9 @@ typedef struct {
   uint32_t max_shared_bytes;
   uint32_t max_workgroup_size;
   bool has_int64;       /* shaderInt64: needed by 64-bit keys */
+  bool has_float64;     /* shaderFloat64: f64 sums */
+  bool has_int64_atomics;     /* shaderBufferInt64Atomics: packed scan descriptors */
+  bool has_subgroup_extended; /* shaderSubgroupExtendedTypes: 64-bit subgroup scans */
   bool has_executable_stats; /* VK_KHR_pipeline_executable_properties: compiler statistics */
   char unusable[200];   /* why gpusort cannot use the device; empty when it can */
 } gs_device_info;

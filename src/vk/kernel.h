@@ -10,7 +10,7 @@
 
 #include "vk/buffer.h"
 
-enum { GS_KERNEL_MAX_BINDINGS = 8, GS_KERNEL_MAX_SPEC = 8 };
+enum { GS_KERNEL_MAX_BINDINGS = 8, GS_KERNEL_MAX_SPEC = 12 };
 
 typedef struct {
   const char *name;

@@ -1,0 +1,100 @@
+// Decoupled look-back for the scan: per-tile descriptors holding a status and a value of the
+// accumulator, and a look-back in which subgroup 0 reads SUBGROUP_SIZE predecessors at once.
+//
+// Two layouts:
+//  - packed (32-bit accumulators): one 64-bit word per tile, status in the high half and the
+//    value in the low half, written and read with single 64-bit atomics;
+//  - split (SPLIT_DESCRIPTORS; any width): per tile a status word and separate aggregate and
+//    inclusive slots. A value is stored (as 32-bit halves, relaxed) before a release store of
+//    the status; a reader acquires the status and then reads the slot that status names, which
+//    was written before the status and never again. Needs no 64-bit atomics.
+// Waiting is bounded as in lib/lookback.glsl: a predecessor that stays empty for
+// LOOKBACK_SPIN_LIMIT polls is reduced by the waiting subgroup itself.
+//
+// Requires: a buffer array `descriptors` (uint64_t packed, uint split), lib/scan_ops.glsl,
+// and a function rep_t reduce_tile_by_subgroup(uint tile).
+
+layout(constant_id = 5) const uint LOOKBACK_SPIN_LIMIT = 256;
+
+const uint SCAN_EMPTY = 0u, SCAN_AGGREGATE = 1u, SCAN_INCLUSIVE = 2u;
+const uint SPLIT_WORDS = 5u; // status, aggregate lo/hi, inclusive lo/hi
+
+void scan_post(uint tile, uint status, rep_t value) {
+  const acc_bits_t bits = bits_from_rep(value);
+#ifdef SPLIT_DESCRIPTORS
+  const uint slot = tile * SPLIT_WORDS + (status == SCAN_AGGREGATE ? 1u : 3u);
+  atomicStore(descriptors[slot], uint(bits), gl_ScopeQueueFamily, 0, 0);
+#if ACC_BITS == 64
+  atomicStore(descriptors[slot + 1u], uint(bits >> 32), gl_ScopeQueueFamily, 0, 0);
+#endif
+  atomicStore(descriptors[tile * SPLIT_WORDS], status, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer,
+              gl_SemanticsRelease);
+#else
+  atomicStore(descriptors[tile], (uint64_t(status) << 32) | uint64_t(bits), gl_ScopeQueueFamily, 0, 0);
+#endif
+}
+
+// Status of a tile's descriptor, and its value when not empty.
+uint scan_poll(uint tile, out rep_t value) {
+#ifdef SPLIT_DESCRIPTORS
+  const uint status = atomicLoad(descriptors[tile * SPLIT_WORDS], gl_ScopeQueueFamily, gl_StorageSemanticsBuffer,
+                                 gl_SemanticsAcquire);
+  acc_bits_t bits = acc_bits_t(0);
+  if (status != SCAN_EMPTY) {
+    const uint slot = tile * SPLIT_WORDS + (status == SCAN_AGGREGATE ? 1u : 3u);
+    bits = acc_bits_t(atomicLoad(descriptors[slot], gl_ScopeQueueFamily, 0, 0));
+#if ACC_BITS == 64
+    bits |= acc_bits_t(atomicLoad(descriptors[slot + 1u], gl_ScopeQueueFamily, 0, 0)) << 32;
+#endif
+  }
+  value = rep_from_bits(bits);
+  return status;
+#else
+  const uint64_t word = atomicLoad(descriptors[tile], gl_ScopeQueueFamily, 0, 0);
+  value = rep_from_bits(acc_bits_t(uint(word)));
+  return uint(word >> 32);
+#endif
+}
+
+// Predecessors read at once: the subgroup, up to the 32 lanes the first ballot word covers.
+const uint LOOKBACK_WINDOW = SUBGROUP_SIZE < 32u ? SUBGROUP_SIZE : 32u;
+
+// The combination of all tiles before `tile` (tile > 0), in subgroup 0. Lane l reads tile
+// end - 1 - l; the lanes up to the nearest inclusive descriptor are combined in one subgroup
+// reduction. Tiles before the first are treated as an inclusive identity.
+rep_t scan_look_back(uint tile) {
+  const uint lane = gl_SubgroupInvocationID;
+  rep_t prefix = rep_identity();
+  uint end = tile; // tiles [0, end) are not yet accounted for
+  uint spins = 0u;
+  for (;;) {
+    rep_t value = rep_identity();
+    uint status = SCAN_INCLUSIVE;
+    if (lane >= LOOKBACK_WINDOW)
+      status = SCAN_EMPTY; /* not in the window (its ballot bit is not read) */
+    else if (end >= lane + 1u)
+      status = scan_poll(end - 1u - lane, value);
+    const uint inclusive_lanes = subgroupBallot(status == SCAN_INCLUSIVE).x;
+    const uint empty_lanes = subgroupBallot(status == SCAN_EMPTY).x;
+    const uint first_inclusive = inclusive_lanes != 0u ? findLSB(inclusive_lanes) : LOOKBACK_WINDOW;
+    const uint first_empty = empty_lanes != 0u ? findLSB(empty_lanes) : LOOKBACK_WINDOW;
+    // Lanes before the first empty one are ready; stop at the nearest inclusive.
+    const uint take = first_inclusive < first_empty ? first_inclusive + 1u : first_empty;
+    prefix = combine(subgroup_reduce(lane < take ? value : rep_identity()), prefix);
+    if (first_inclusive < first_empty) return prefix;
+    if (take == LOOKBACK_WINDOW) { // the whole window was aggregates: move on
+      end -= LOOKBACK_WINDOW;
+      spins = 0u;
+      continue;
+    }
+    end -= take;
+    spins = take > 0u ? 0u : spins + 1u;
+    if (spins >= LOOKBACK_SPIN_LIMIT) { // tile end - 1 keeps us waiting: reduce it ourselves
+      prefix = combine(reduce_tile_by_subgroup(end - 1u), prefix);
+      end -= 1u;
+      spins = 0u;
+      if (end == 0u) return prefix;
+    }
+  }
+  return prefix;
+}

@@ -1,0 +1,167 @@
+#version 460
+#extension GL_GOOGLE_include_directive : require
+// Scan of tiles of WORKGROUP_SIZE * ROWS * VEC elements, in one of three modes (MODE, a
+// compile-time define):
+//   0 look-back: single-pass chained scan with decoupled look-back (Merrill & Garland 2016):
+//     a tile takes its index from an atomic ticket, publishes its aggregate, learns the
+//     combination of all earlier tiles from their descriptors (lib/scan_lookback.glsl), and
+//     writes its elements' scans;
+//   1 reduce: writes each tile's aggregate (reduce-then-scan, first pass);
+//   2 downsweep: scans each tile from the prefix given for it (reduce-then-scan, last pass).
+// Within a tile the association order is fixed, so reduce-then-scan is deterministic.
+//
+// Layout: subgroup s owns a contiguous segment of the tile. In row r, lane l holds the VEC
+// consecutive elements (r * SUBGROUP_SIZE + l) * VEC of the segment (one 16-byte load), so
+// a row is scanned with one subgroup scan of the lanes' sums.
+#if IN_BITS == 64 || ACC_REP == 2 || ACC_REP == 4 || (MODE == 0 && !defined(SPLIT_DESCRIPTORS))
+#define NEEDS_INT64
+#endif
+#include "lib/common.glsl"
+#if ACC_REP == 2
+#extension GL_EXT_shader_subgroup_extended_types_int64 : require
+#endif
+#if MODE == 0 && !defined(SPLIT_DESCRIPTORS)
+#extension GL_EXT_shader_atomic_int64 : require
+#endif
+#include "lib/scan_ops.glsl"
+
+layout(constant_id = 4) const uint ROWS = 4;
+layout(constant_id = 9) const uint INCLUSIVE = 1;
+
+const uint VEC = IN_BITS == 64 ? 2u : 4u; // elements per 16-byte load
+const uint SEGMENT = ROWS * VEC * SUBGROUP_SIZE;
+const uint TILE = NUM_SUBGROUPS * SEGMENT;
+
+#if IN_BITS == 64
+#define in_vec_t u64vec2
+#else
+#define in_vec_t uvec4
+#endif
+
+layout(std430, binding = 0) readonly buffer InputVectors { in_vec_t input_vectors[]; };
+layout(std430, binding = 1) readonly buffer InputScalars { in_t input_scalars[]; };
+layout(std430, binding = 2) writeonly buffer Output { acc_bits_t outputs[]; };
+layout(std430, binding = 3) buffer Control { uint tickets[]; };
+#if MODE == 0
+#ifdef SPLIT_DESCRIPTORS
+layout(std430, binding = 4) buffer Descriptors { uint descriptors[]; };
+#else
+layout(std430, binding = 4) buffer Descriptors { uint64_t descriptors[]; };
+#endif
+#else
+layout(std430, binding = 4) buffer TileValues { acc_bits_t tile_values[]; }; // aggregates or prefixes
+#endif
+
+layout(push_constant) uniform Push {
+  uint n;
+  uint tiles;
+  uint flags;
+} pc;
+
+const uint TILE_NO_PREFIX = 1u; // downsweep of a single tile: the prefix is the identity
+
+shared rep_t s_subgroup[NUM_SUBGROUPS]; // subgroup totals, then their exclusive prefixes
+shared rep_t s_tile_prefix;
+shared uint s_ticket;
+
+// Loads row r of this lane (VEC elements), the identity past n.
+void load_row(uint first, out rep_t v[4]) {
+  if (first + VEC <= pc.n) {
+    const in_vec_t raw = input_vectors[first / VEC];
+    [[unroll]] for (uint k = 0u; k < VEC; k++) v[k] = rep_of_input(raw[k]);
+  } else {
+    [[unroll]] for (uint k = 0u; k < VEC; k++)
+      v[k] = first + k < pc.n ? rep_of_input(input_scalars[first + k]) : rep_identity();
+  }
+}
+
+#if MODE == 0
+// Fallback of the look-back: the aggregate of an earlier (full) tile, reduced by subgroup 0
+// alone from the tile's input.
+rep_t reduce_tile_by_subgroup(uint tile) {
+  rep_t sum = rep_identity();
+  for (uint i = gl_SubgroupInvocationID; i < TILE / VEC; i += SUBGROUP_SIZE) {
+    rep_t v[4];
+    load_row(tile * TILE + i * VEC, v);
+    [[unroll]] for (uint k = 0u; k < VEC; k++) sum = combine(sum, v[k]);
+  }
+  return subgroup_reduce(sum);
+}
+#include "lib/scan_lookback.glsl"
+#endif
+
+void main() {
+  const uint lid = gl_LocalInvocationID.x;
+  const uint lane = gl_SubgroupInvocationID;
+#if MODE == 0
+  if (lid == 0u) s_ticket = atomicAdd(tickets[0], 1u);
+  barrier();
+  const uint tile = s_ticket;
+#else
+  const uint tile = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+#endif
+  if (tile >= pc.tiles) return; // surplus workgroup of a folded dispatch
+
+  // Scan each row across the subgroup; `carry` combines the rows before.
+  const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
+  rep_t v[ROWS][4];
+  rep_t row_before[ROWS]; // combination of everything before this lane's vector in the segment
+  rep_t carry = rep_identity();
+  [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+    load_row(segment_first + (r * SUBGROUP_SIZE + lane) * VEC, v[r]);
+    rep_t lane_total = v[r][0];
+    [[unroll]] for (uint k = 1u; k < VEC; k++) lane_total = combine(lane_total, v[r][k]);
+    const rep_t inclusive = subgroup_inclusive(lane_total);
+    row_before[r] = combine(carry, subgroup_exclusive_from(inclusive));
+    carry = combine(carry, subgroupShuffle(inclusive, SUBGROUP_SIZE - 1u));
+  }
+  if (lane == SUBGROUP_SIZE - 1u) s_subgroup[gl_SubgroupID] = carry;
+  barrier();
+
+  // Subgroup totals to exclusive prefixes, and the tile's aggregate, by the first subgroup.
+  if (gl_SubgroupID == 0u) {
+    rep_t running = rep_identity();
+    for (uint base = 0u; base < NUM_SUBGROUPS; base += SUBGROUP_SIZE) {
+      const uint i = base + lane;
+      const rep_t total = i < NUM_SUBGROUPS ? s_subgroup[i] : rep_identity();
+      const rep_t inclusive = subgroup_inclusive(total);
+      if (i < NUM_SUBGROUPS) s_subgroup[i] = combine(running, subgroup_exclusive_from(inclusive));
+      running = combine(running, subgroupShuffle(inclusive, SUBGROUP_SIZE - 1u));
+    }
+    const rep_t aggregate = running;
+#if MODE == 0
+    rep_t prefix = rep_identity();
+    if (tile == 0u) {
+      if (lane == 0u) scan_post(tile, SCAN_INCLUSIVE, aggregate);
+    } else {
+      if (lane == 0u) scan_post(tile, SCAN_AGGREGATE, aggregate);
+      prefix = scan_look_back(tile);
+      if (lane == 0u) scan_post(tile, SCAN_INCLUSIVE, combine(prefix, aggregate));
+    }
+    if (lane == 0u) s_tile_prefix = prefix;
+#elif MODE == 1
+    if (lane == 0u) tile_values[tile] = bits_from_rep(aggregate);
+#else
+    if (lane == 0u)
+      s_tile_prefix = (pc.flags & TILE_NO_PREFIX) != 0u ? rep_identity() : rep_from_bits(tile_values[tile]);
+#endif
+  }
+#if MODE == 1
+}
+#else
+  barrier();
+
+  // Each element: tile prefix, then subgroup prefix, then its place in the segment.
+  const rep_t before_segment = combine(s_tile_prefix, s_subgroup[gl_SubgroupID]);
+  [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+    const uint first = segment_first + (r * SUBGROUP_SIZE + lane) * VEC;
+    rep_t running = combine(before_segment, row_before[r]);
+    [[unroll]] for (uint k = 0u; k < VEC; k++) {
+      const rep_t inclusive = combine(running, v[r][k]);
+      const rep_t result = INCLUSIVE != 0u ? inclusive : running;
+      if (first + k < pc.n) outputs[first + k] = bits_from_rep(result);
+      running = inclusive;
+    }
+  }
+}
+#endif

@@ -1,0 +1,313 @@
+/* GPU scans against a CPU reference.
+ *
+ *   test_scan matrix        every input type x op x inclusive/exclusive x algorithm over
+ *                           boundary sizes: integers and min/max exactly, float sums within
+ *                           the documented error bound
+ *   test_scan acc           widened accumulators (u32 -> u64, i32 -> i64, ints and f32 -> f64)
+ *   test_scan wrap          integer sums that overflow wrap modulo 2^width
+ *   test_scan levels        reduce-then-scan with two and three levels of tile values (run with
+ *                           a small tile: GPUSORT_SCAN_WORKGROUP=64 GPUSORT_SCAN_ROWS=1)
+ *   test_scan deterministic reduce-then-scan float sums of a few million values, bit-identical
+ *                           over repeated runs
+ *   (run matrix with GPUSORT_SCAN_SPLIT=1 for the split descriptor layout, and with
+ *    GPUSORT_LOOKBACK_SPIN=1 for the look-back fallback) */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "io/transfer.h"
+#include "prim/scan.h"
+#include "util/error.h"
+
+typedef struct {
+  gs_device dev;
+  int failures, checks;
+} tester;
+
+/* Downloads land here, in order. */
+typedef struct {
+  unsigned char *cursor;
+  unsigned bytes;
+} copy_sink;
+
+static int sink_copy(void *ctx, const void *const *data, size_t count) {
+  copy_sink *c = ctx;
+  memcpy(c->cursor, data[0], count * c->bytes);
+  c->cursor += count * c->bytes;
+  return 0;
+}
+
+static uint64_t rnd(uint64_t i, uint64_t seed) { return XXH3_64bits_withSeed(&i, 8, seed); }
+
+/* Input values: integers of every size (or near the top, to wrap); floats finite with a spread
+ * of magnitudes for sums, any bits (NaNs included) for min/max. */
+static void make_input(gs_key_type t, gs_scan_op op, bool wrapping, uint64_t n, uint64_t seed, unsigned char *out) {
+  const gs_key_info *info = gs_key_info_of(t);
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t r = rnd(i, seed), bits;
+    if (info->kind == GS_KEY_KIND_FLOAT && op == GS_SCAN_SUM) {
+      const double v = (double)(int32_t)(r >> 32) / 2147483648.0 * ldexp(1.0, (int)(r % 16) - 8);
+      if (info->bytes == 8) {
+        memcpy(&bits, &v, 8);
+      } else {
+        float f = (float)v;
+        uint32_t b;
+        memcpy(&b, &f, 4);
+        bits = b;
+      }
+    } else if (wrapping) {
+      bits = info->bytes == 8 ? (UINT64_MAX - (r >> 8)) : (UINT32_MAX - (uint32_t)(r >> 40));
+    } else {
+      bits = (i % 5 == 0) ? r : (r >> (r % 31)); /* some large, most of varied size */
+    }
+    gs_key_store_bits(info->bytes, out + i * info->bytes, bits);
+  }
+}
+
+/* The accumulator's raw bits for an input element (numeric conversion when widening). */
+static uint64_t to_acc(gs_key_type in, gs_key_type acc, uint64_t bits) {
+  const gs_key_info *i = gs_key_info_of(in), *a = gs_key_info_of(acc);
+  if (in == acc) return bits;
+  if (a->kind == GS_KEY_KIND_FLOAT) {
+    double d;
+    if (i->kind == GS_KEY_KIND_FLOAT) {
+      float f;
+      uint32_t b = (uint32_t)bits;
+      memcpy(&f, &b, 4);
+      d = f;
+    } else if (i->kind == GS_KEY_KIND_SIGNED) {
+      d = i->bytes == 8 ? (double)(int64_t)bits : (double)(int32_t)bits;
+    } else {
+      d = i->bytes == 8 ? (double)bits : (double)(uint32_t)bits;
+    }
+    uint64_t out;
+    memcpy(&out, &d, 8);
+    return out;
+  }
+  if (i->kind == GS_KEY_KIND_SIGNED && i->bytes == 4) return (uint64_t)(int64_t)(int32_t)bits;
+  return bits;
+}
+
+static long double as_real(const gs_key_info *a, uint64_t bits) {
+  if (a->bytes == 8) {
+    double d;
+    memcpy(&d, &bits, 8);
+    return d;
+  }
+  float f;
+  uint32_t b = (uint32_t)bits;
+  memcpy(&f, &b, 4);
+  return f;
+}
+
+static void check(tester *t, const gs_scan_config *c, uint64_t n, bool wrapping, const char *label) {
+  const gs_key_info *in = gs_key_info_of(c->input), *acc = gs_key_info_of(c->acc);
+  const size_t m = n ? n : 1;
+  unsigned char *input = malloc(m * in->bytes), *got = malloc(m * acc->bytes);
+  make_input(c->input, c->op, wrapping, n, 99 + n, input);
+  memset(got, 0xA5, m * acc->bytes);
+  t->checks++;
+  gs_scan s;
+  gs_stager up = {0}, down = {0};
+  gs_transfer_stats stats = {0};
+  int rc = gs_scan_create(&t->dev, &s, c);
+  if (!rc) rc = gs_stager_create(&t->dev, &up, GS_MEM_UPLOAD, m * in->bytes);
+  if (!rc) rc = gs_stager_create(&t->dev, &down, GS_MEM_READBACK, m * acc->bytes);
+  if (!rc) rc = gs_upload(&up, gs_scan_input(&s), input, n * in->bytes, &stats);
+  if (!rc) rc = gs_scan_run(&s, n);
+  if (!rc && n) {
+    gs_field f = {gs_scan_output(&s), 0, acc->bytes};
+    copy_sink sink = {got, acc->bytes};
+    rc = gs_download_fields(&down, &f, 1, n, sink_copy, &sink, &stats);
+  }
+  const unsigned tile = s.tile;
+  gs_stager_destroy(&up);
+  gs_stager_destroy(&down);
+  gs_scan_destroy(&s);
+  if (rc) {
+    t->failures++;
+    fprintf(stderr, "FAIL %s n=%llu: %s\n", label, (unsigned long long)n, gs_last_error());
+    free(input);
+    free(got);
+    return;
+  }
+  /* Reference. */
+  const bool real = c->op == GS_SCAN_SUM && acc->kind == GS_KEY_KIND_FLOAT;
+  const uint64_t mask = acc->bytes == 8 ? UINT64_MAX : UINT32_MAX;
+  uint64_t running = c->op == GS_SCAN_MIN ? gs_bits_from_ordered(acc->kind, acc->bytes, mask)
+                                          : c->op == GS_SCAN_MAX ? gs_bits_from_ordered(acc->kind, acc->bytes, 0) : 0;
+  long double exact = 0, magnitude = 0;
+  const long double eps = acc->bytes == 8 ? DBL_EPSILON / 2 : FLT_EPSILON / 2;
+  for (uint64_t i = 0; i < n; i++) {
+    const uint64_t x = to_acc(c->input, c->acc, gs_key_load_bits(in->bytes, input + i * in->bytes));
+    uint64_t next = running;
+    long double next_exact = exact;
+    if (real) {
+      next_exact = exact + as_real(acc, x);
+      magnitude += fabsl(as_real(acc, x));
+    } else if (c->op == GS_SCAN_SUM) {
+      next = (running + x) & mask;
+    } else {
+      const uint64_t a = gs_ordered_from_bits(acc->kind, acc->bytes, running),
+                     b = gs_ordered_from_bits(acc->kind, acc->bytes, x);
+      next = gs_bits_from_ordered(acc->kind, acc->bytes, c->op == GS_SCAN_MIN ? (a < b ? a : b) : (a > b ? a : b));
+    }
+    const uint64_t want = c->inclusive ? next : running;
+    const long double want_real = c->inclusive ? next_exact : exact;
+    const uint64_t value = gs_key_load_bits(acc->bytes, got + i * acc->bytes);
+    bool ok;
+    if (real) {
+      /* documented bound: gamma_D * sum |x|, D = tiles up to here + 64 */
+      const long double d = (long double)(i / tile + 1 + 64);
+      const long double bound = d * eps / (1 - d * eps) * magnitude;
+      ok = fabsl(as_real(acc, value) - want_real) <= bound;
+    } else {
+      ok = value == want;
+    }
+    if (!ok) {
+      t->failures++;
+      fprintf(stderr, "FAIL %s n=%llu: element %llu: want %llx (%.17Lg) got %llx (%.17Lg)\n", label,
+              (unsigned long long)n, (unsigned long long)i, (unsigned long long)want, want_real,
+              (unsigned long long)value, as_real(acc, value));
+      break;
+    }
+    running = next;
+    exact = next_exact;
+  }
+  free(input);
+  free(got);
+}
+
+static const gs_key_type all_types[] = {GS_KEY_U32, GS_KEY_I32, GS_KEY_F32, GS_KEY_U64, GS_KEY_I64, GS_KEY_F64};
+
+static uint64_t tile_of(tester *t, const gs_scan_config *c) {
+  gs_scan s;
+  gs_scan_config one = *c;
+  one.capacity = 1;
+  if (gs_scan_create(&t->dev, &s, &one) != GS_OK) return 0;
+  uint64_t tile = s.tile;
+  gs_scan_destroy(&s);
+  return tile;
+}
+
+static void run_config(tester *t, gs_scan_config c, bool wrapping, const uint64_t *sizes, size_t nsizes) {
+  char label[128];
+  snprintf(label, sizeof label, "%s %s%s%s %s %s", gs_scan_op_name(c.op), gs_key_info_of(c.input)->name,
+           c.acc != c.input ? "->" : "", c.acc != c.input ? gs_key_info_of(c.acc)->name : "",
+           c.inclusive ? "inclusive" : "exclusive", c.algo == GS_SCAN_LOOKBACK ? "look-back" : "reduce-then-scan");
+  for (size_t i = 0; i < nsizes; i++) {
+    c.capacity = sizes[i];
+    check(t, &c, sizes[i], wrapping, label);
+  }
+}
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "matrix";
+  tester t = {0};
+  if (gs_device_open(&t.dev, -1)) {
+    fprintf(stderr, "cannot open a device: %s\n", gs_last_error());
+    return 1;
+  }
+  const uint64_t sg = t.dev.subgroup_size;
+  printf("device: %s, subgroup %llu, mode %s\n", t.dev.info.name, (unsigned long long)sg, mode);
+  if (strcmp(mode, "matrix") == 0) {
+    for (size_t ti = 0; ti < 6; ti++)
+      for (int op = 0; op < 3; op++)
+        for (int inclusive = 0; inclusive < 2; inclusive++)
+          for (int algo = 0; algo < 2; algo++) {
+            gs_scan_config c = {.input = all_types[ti], .acc = all_types[ti], .op = (gs_scan_op)op,
+                                .inclusive = inclusive, .algo = (gs_scan_algo)algo};
+            const uint64_t tile = tile_of(&t, &c);
+            const uint64_t sizes[] = {0, 1, 7, 8, 9, sg - 1, sg + 1, tile - 1, tile, tile + 1, 3 * tile + 5, 40 * tile + 3};
+            run_config(&t, c, false, sizes, sizeof sizes / sizeof sizes[0]);
+          }
+  } else if (strcmp(mode, "acc") == 0) {
+    const gs_key_type pairs[][2] = {{GS_KEY_U32, GS_KEY_U64}, {GS_KEY_I32, GS_KEY_I64}, {GS_KEY_U32, GS_KEY_I64},
+                                    {GS_KEY_U32, GS_KEY_F64}, {GS_KEY_I32, GS_KEY_F64}, {GS_KEY_F32, GS_KEY_F64}};
+    for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++)
+      for (int op = 0; op < 3; op++)
+        for (int algo = 0; algo < 2; algo++) {
+          gs_scan_config c = {.input = pairs[p][0], .acc = pairs[p][1], .op = (gs_scan_op)op, .inclusive = true,
+                              .algo = (gs_scan_algo)algo};
+          const uint64_t tile = tile_of(&t, &c);
+          const uint64_t sizes[] = {1, tile + 1, 9 * tile + 7};
+          run_config(&t, c, false, sizes, 3);
+        }
+    /* u32 counts that would wrap, kept exact in u64 */
+    gs_scan_config c = {.input = GS_KEY_U32, .acc = GS_KEY_U64, .op = GS_SCAN_SUM, .inclusive = true};
+    const uint64_t sizes[] = {100003};
+    run_config(&t, c, true, sizes, 1);
+  } else if (strcmp(mode, "wrap") == 0) {
+    for (size_t ti = 0; ti < 6; ti++) {
+      if (gs_key_info_of(all_types[ti])->kind == GS_KEY_KIND_FLOAT) continue;
+      for (int algo = 0; algo < 2; algo++) {
+        gs_scan_config c = {.input = all_types[ti], .acc = all_types[ti], .op = GS_SCAN_SUM, .inclusive = true,
+                            .algo = (gs_scan_algo)algo};
+        const uint64_t sizes[] = {1000, 77777};
+        run_config(&t, c, true, sizes, 2);
+      }
+    }
+  } else if (strcmp(mode, "levels") == 0) {
+    for (size_t ti = 0; ti < 6; ti += 2) {
+      gs_scan_config c = {.input = all_types[ti], .acc = all_types[ti], .op = ti == 4 ? GS_SCAN_MAX : GS_SCAN_SUM,
+                          .inclusive = ti == 0, .algo = GS_SCAN_REDUCE_THEN_SCAN};
+      const uint64_t tile = tile_of(&t, &c);
+      /* two levels of tile values; three (tile^3 elements) only for 32-bit inputs, in time */
+      const uint64_t sizes[] = {tile * tile + 1, tile <= 256 ? tile * tile * tile + tile + 3 : tile * tile + 2};
+      printf("tile %llu: sizes %llu and %llu\n", (unsigned long long)tile, (unsigned long long)sizes[0],
+             (unsigned long long)sizes[1]);
+      run_config(&t, c, false, sizes, 2);
+    }
+  } else if (strcmp(mode, "deterministic") == 0) {
+    for (int ti = 0; ti < 2; ti++) {
+      const gs_key_type type = ti ? GS_KEY_F64 : GS_KEY_F32;
+      const gs_key_info *info = gs_key_info_of(type);
+      const uint64_t n = 3000017;
+      gs_scan_config c = {.input = type, .acc = type, .op = GS_SCAN_SUM, .inclusive = true,
+                          .algo = GS_SCAN_REDUCE_THEN_SCAN, .capacity = n};
+      unsigned char *input = malloc(n * info->bytes), *out = malloc(n * info->bytes);
+      make_input(type, GS_SCAN_SUM, false, n, 5, input);
+      uint64_t first = 0;
+      gs_scan s;
+      gs_stager up = {0}, down = {0};
+      gs_transfer_stats stats = {0};
+      int rc = gs_scan_create(&t.dev, &s, &c);
+      if (!rc) rc = gs_stager_create(&t.dev, &up, GS_MEM_UPLOAD, n * info->bytes);
+      if (!rc) rc = gs_stager_create(&t.dev, &down, GS_MEM_READBACK, n * info->bytes);
+      for (int run = 0; run < 3 && !rc; run++) {
+        rc = gs_upload(&up, gs_scan_input(&s), input, n * info->bytes, &stats);
+        if (!rc) rc = gs_scan_run(&s, n);
+        if (!rc) {
+          copy_sink sink = {out, info->bytes};
+          gs_field f = {gs_scan_output(&s), 0, info->bytes};
+          rc = gs_download_fields(&down, &f, 1, n, sink_copy, &sink, &stats);
+        }
+        const uint64_t h = XXH3_64bits(out, n * info->bytes);
+        t.checks++;
+        if (run == 0) first = h;
+        else if (h != first) {
+          t.failures++;
+          fprintf(stderr, "FAIL deterministic %s: run %d differs from run 0\n", info->name, run);
+        }
+      }
+      if (rc) {
+        t.failures++;
+        fprintf(stderr, "FAIL deterministic: %s\n", gs_last_error());
+      }
+      gs_stager_destroy(&up);
+      gs_stager_destroy(&down);
+      gs_scan_destroy(&s);
+      free(input);
+      free(out);
+    }
+  } else {
+    fprintf(stderr, "unknown mode %s\n", mode);
+    return 2;
+  }
+  printf("%d passed, %d failed\n", t.checks - t.failures, t.failures);
+  gs_device_close(&t.dev);
+  return t.failures ? 1 : 0;
+}
