@@ -550,6 +550,116 @@ class Payloads(CliTest):
             self.assertIn(special, bits)
 
 
+class Scans(CliTest):
+    def scan(self, values, fmt, *args, out_fmt=None):
+        import struct
+        inp = self.write("in.bin", struct.pack(f"<{len(values)}{fmt}", *values))
+        p = run(["scan", "-f", *args, inp, self.path("out.bin")])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        data = self.read("out.bin")
+        of = out_fmt or fmt
+        return list(struct.unpack(f"<{len(data) // struct.calcsize(of)}{of}", data)), p
+
+    def test_sums_min_max_inclusive_exclusive(self):
+        import itertools
+        vals = [v % 2**32 for v in random_u32(50000, 21)]
+        for algo in ["lookback", "reduce-then-scan"]:
+            got, _ = self.scan(vals, "I", "--keys", "u32", "--algo", algo)
+            self.assertEqual(got, [v % 2**32 for v in itertools.accumulate(vals)])
+            got, _ = self.scan(vals, "I", "--keys", "u32", "--exclusive", "--algo", algo)
+            self.assertEqual(got, [0] + [v % 2**32 for v in itertools.accumulate(vals)][:-1])
+        signed = [v - 2**31 for v in vals]
+        got, _ = self.scan(signed, "i", "--keys", "i32", "--op", "min")
+        self.assertEqual(got, list(itertools.accumulate(signed, min)))
+        got, _ = self.scan(signed, "i", "--keys", "i32", "--op", "max", "--exclusive")
+        self.assertEqual(got, [-2**31] + list(itertools.accumulate(signed, max))[:-1])
+
+    def test_widened_accumulator(self):
+        import itertools
+        vals = [2**32 - 1 - (v % 1000) for v in random_u32(20000, 4)]  # would wrap in u32
+        got, _ = self.scan(vals, "I", "--keys", "u32", "--acc", "u64", out_fmt="Q")
+        self.assertEqual(got, list(itertools.accumulate(vals)))
+        inp = self.write("w.bin", u32(vals))
+        p = run(["reduce", "--keys", "u32", "--acc", "u64", inp])
+        self.assertEqual((p.returncode, p.stdout.decode()), (0, f"{sum(vals)}\n"))
+        p = run(["reduce", "--keys", "u32", inp])
+        self.assertEqual(p.stdout.decode(), f"{sum(vals) % 2**32}\n")
+
+    def test_float_sums_within_the_documented_bound(self):
+        import math
+        import struct
+        vals = [((v % 2**20) - 2**19) / 2**10 * 2.0 ** (v % 9 - 4) for v in random_u32(30000, 8)]
+        for keys, fmt in [("f32", "f"), ("f64", "d")]:
+            rounded = list(struct.unpack(f"<{len(vals)}{fmt}", struct.pack(f"<{len(vals)}{fmt}", *vals)))
+            eps = 2.0 ** -24 if keys == "f32" else 2.0 ** -53
+            for algo in ["lookback", "reduce-then-scan"]:
+                got, _ = self.scan(rounded, fmt, "--keys", keys, "--algo", algo)
+                exact, magnitude = 0.0, 0.0
+                for i, (x, g) in enumerate(zip(rounded, got)):
+                    exact += x  # doubles; fsum below for the total
+                    magnitude += abs(x)
+                    d = i // 1024 + 1 + 64
+                    self.assertLessEqual(abs(g - exact), d * eps / (1 - d * eps) * magnitude + 1e-12 * magnitude,
+                                         f"{keys} {algo} element {i}")
+                self.assertAlmostEqual(got[-1], math.fsum(rounded), delta=magnitude * 1e-3)
+
+    def test_deterministic_float_sums(self):
+        import struct
+        vals = [((v % 2**24) - 2**23) / 2**12 for v in random_u32(1000000, 17)]
+        self.write("f.bin", struct.pack(f"<{len(vals)}f", *vals))
+        outs = set()
+        for i in range(3):
+            p = run(["scan", "-q", "--keys", "f32", "--deterministic", self.path("f.bin"), self.path(f"o{i}")])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            outs.add(self.read(f"o{i}"))
+        self.assertEqual(len(outs), 1)
+        p = run(["reduce", "--keys", "f32", self.path("f.bin")])
+        self.assertEqual(p.returncode, 0)
+
+    def test_reduce(self):
+        import struct
+        vals = [3.5, -1.25, float("inf"), -0.0, 2.0]
+        inp = self.write("d.bin", struct.pack("<5d", *vals))
+        self.assertEqual(run(["reduce", "--keys", "f64", "--op", "max", inp]).stdout, b"inf\n")
+        self.assertEqual(run(["reduce", "--keys", "f64", "--op", "min", inp]).stdout, b"-1.25\n")
+        self.assertEqual(run(["reduce", "--keys", "f64", inp]).stdout, b"inf\n")
+        ints = self.write("i.bin", struct.pack("<4q", -5, 2**62, -2**63, 7))
+        self.assertEqual(run(["reduce", "--keys", "i64", "--op", "min", ints]).stdout.decode(), f"{-2**63}\n")
+        self.assertEqual(run(["reduce", "--keys", "i64", "--op", "max", ints]).stdout.decode(), f"{2**62}\n")
+        empty = self.write("e.bin", b"")
+        self.assertEqual(run(["reduce", "--keys", "u32", empty]).stdout, b"0\n")
+        self.assert_error(run(["reduce", "--keys", "u32", "--op", "min", empty]), 2, "no elements")
+
+    def test_pipes_empty_and_checksum(self):
+        p = run(["scan", "--keys", "u32", "-", "-"], data=u32([1, 2, 3]))
+        self.assertEqual((p.returncode, p.stdout), (0, u32([1, 3, 6])))
+        self.assertEqual(self.checksum_line(p).split(" = ")[0], "XXH3 (-)")
+        empty = self.write("e.bin", b"")
+        p = run(["scan", "--keys", "u32", empty, self.path("o")])
+        self.assertEqual((p.returncode, self.read("o")), (0, b""))
+        inp = self.write("in.bin", u32(random_u32(1000, 2)))
+        p = run(["scan", "--keys", "u32", inp, self.path("s")])
+        listing = self.write("sums.txt", (self.checksum_line(p) + "\n").encode())
+        self.assertEqual(subprocess.run(["xxhsum", "-c", listing], capture_output=True).returncode, 0)
+
+    def test_usage_errors(self):
+        inp = self.write("in.bin", bytes(16))
+        o = self.path("o")
+        for args, fragment in [
+            (["scan", "--keys", "u64", "--acc", "u32", inp, o], "narrower"),
+            (["scan", "--keys", "f32", "--acc", "i64", inp, o], "float accumulator"),
+            (["scan", "--keys", "f32", "--algo", "lookback", "--deterministic", inp, o], "--deterministic"),
+            (["scan", "--keys", "u32", "--op", "mean", inp, o], "--op"),
+            (["scan", "--keys", "u32", "--algo", "fast", inp, o], "--algo"),
+            (["scan", inp, o], "--keys"),
+            (["scan", "--keys", "u32", inp], "missing OUTPUT"),
+            (["reduce", "--keys", "u32", inp, o], "too many arguments"),
+        ]:
+            self.assert_error(run(args), 2, fragment)
+        self.assert_error(run(["scan", "--keys", "u64", self.write("odd.bin", bytes(12)), o]), 2, "12 bytes")
+        self.assert_no_temp_files()
+
+
 class Robustness(CliTest):
     def test_gpu_stage_past_timeout_is_an_error(self):
         gen = run(["gen", "-q", "--keys", "u32", "-n", "2^21", self.path("in.bin")])
@@ -613,6 +723,18 @@ class DevicesAndBench(CliTest):
         out = p.stdout.decode()
         self.assertIn("copy GB/s", out)
         self.assertEqual(len(re.findall(r"^\s+(1024|5000)\s.*\bok$", out, re.M)), 2, out)
+        p = run(["bench", "--keys", "u64", "--values", "u32", "--sizes", "3000", "--reps", "2"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout.decode(), r"(?m)^\s+3000\s.*\bok$")
+
+    def test_bench_scan_algorithms(self):
+        p = run(["bench", "--scan-algos", "--sizes", "5000", "--reps", "2"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = p.stdout.decode()
+        for name in ["copy", "look-back", "reduce-then-scan", "Hillis-Steele", "Blelloch (global)",
+                     "Blelloch (shared", "subgroup blocked"]:
+            self.assertIn(name, out)
+        self.assertEqual(len(re.findall(r"\bok$", out, re.M)), 6, out)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@
 #include "io/transfer.h"
 #include "io/verify.h"
 #include "prim/radix_sort.h"
+#include "prim/scan.h"
+#include "prim/scan_reference.h"
 #include "util/error.h"
 
 enum { MAX_SIZES = 32, WARMUP_RUNS = 2 };
@@ -64,18 +66,18 @@ static int record_copy(const copy_job *job, VkCommandBuffer cb) {
   return gs_kernel_dispatch(job->dev, cb, job->kernel, job->set, push, push[1]);
 }
 
-static int time_copy(gs_submission *sub, gs_timestamps *ts, const copy_job *job, unsigned reps, double *seconds) {
-  gs_device *dev = job->dev;
+/* Median GPU time of what `record` puts between two timestamps, after two warm-up runs. */
+static int time_commands(gs_device *dev, gs_submission *sub, gs_timestamps *ts, unsigned reps,
+                         int (*record)(const void *ctx, VkCommandBuffer cb), const void *ctx, double *seconds) {
   double t[256];
   for (unsigned r = 0; r < WARMUP_RUNS + reps; r++) {
     gs_timestamps_reset(dev, ts);
     int rc = gs_submission_begin(dev, sub);
     if (rc) return rc;
     gs_timestamps_write(sub->cb, ts, 0);
-    if ((rc = record_copy(job, sub->cb))) return rc;
+    if ((rc = record(ctx, sub->cb))) return rc;
     gs_timestamps_write(sub->cb, ts, 1);
-    if ((rc = gs_submission_submit(dev, sub, "the copy benchmark")) ||
-        (rc = gs_submission_wait(dev, sub, "the copy benchmark")))
+    if ((rc = gs_submission_submit(dev, sub, "the benchmark")) || (rc = gs_submission_wait(dev, sub, "the benchmark")))
       return rc;
     uint64_t ticks[2];
     if ((rc = gs_timestamps_read(dev, ts, 0, 2, ticks))) return rc;
@@ -83,6 +85,12 @@ static int time_copy(gs_submission *sub, gs_timestamps *ts, const copy_job *job,
   }
   *seconds = median(t, reps);
   return GS_OK;
+}
+
+static int record_copy_job(const void *ctx, VkCommandBuffer cb) { return record_copy(ctx, cb); }
+
+static int time_copy(gs_submission *sub, gs_timestamps *ts, const copy_job *job, unsigned reps, double *seconds) {
+  return time_commands(job->dev, sub, ts, reps, record_copy_job, job, seconds);
 }
 
 /* Median GPU time of the sort of n keys (and values), each run starting from the same
@@ -141,15 +149,143 @@ static int check_chunk(void *ctx, const void *const *fields, size_t count) {
   return GS_OK;
 }
 
+/* --scan-algos: u32 exclusive sums by the look-back scan, reduce-then-scan and the four
+ * textbook references, beside the compute-kernel copy of the same bytes. */
+typedef struct {
+  gs_scan *scan;
+  gs_scan_reference *reference;
+  gs_refscan_algo algo;
+  uint64_t n;
+} scan_job;
+
+static int record_scan(const void *ctx, VkCommandBuffer cb) {
+  const scan_job *j = ctx;
+  if (j->scan) {
+    gs_timestamps_reset(j->scan->dev, &j->scan->timestamps); /* its own, written inside */
+    return gs_scan_record(j->scan, cb, j->n);
+  }
+  return gs_scan_reference_record(j->reference, cb, j->algo, j->n, false);
+}
+
+typedef struct {
+  const uint32_t *input;
+  uint64_t at;
+  uint32_t sum;
+  bool ok;
+} scan_check;
+
+static int check_scan_chunk(void *ctx, const void *const *fields, size_t count) {
+  scan_check *c = ctx;
+  const uint32_t *got = fields[0];
+  for (size_t i = 0; i < count && c->ok; i++, c->at++) {
+    if (got[i] != c->sum) c->ok = false;
+    c->sum += c->input[c->at];
+  }
+  return GS_OK;
+}
+
+static int bench_scans(gs_device *dev, uint64_t *sizes, unsigned nsizes, bool default_sizes, unsigned reps) {
+  const gs_scan_config base = {.input = GS_KEY_U32, .acc = GS_KEY_U32, .op = GS_SCAN_SUM, .inclusive = false};
+  uint64_t largest = 0;
+  bool fits[MAX_SIZES];
+  for (unsigned i = 0; i < nsizes; i++) {
+    /* inputs and outputs of three scan objects and the references' power-of-two work area */
+    fits[i] = sizes[i] <= gs_scan_max_elements(dev, &base) && 10 * sizes[i] * 4 <= dev->info.device_local_bytes / 4 * 3;
+    if (fits[i] && sizes[i] > largest) largest = sizes[i];
+  }
+  if (largest == 0) return gs_fail(GS_ERR_RUNTIME, "none of the sizes fits %s", dev->info.name);
+  gs_scan lookback = {0}, rts = {0};
+  gs_scan_reference refs = {0};
+  gs_stager up = {0}, down = {0};
+  gs_submission sub = {0};
+  gs_timestamps ts = {0};
+  gs_kernel copy_kernel = {0};
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  VkDescriptorSet copy_set;
+  uint32_t *host = malloc(largest * 4);
+  gs_scan_config lc = base, rc_config = base;
+  lc.algo = GS_SCAN_LOOKBACK, lc.capacity = largest;
+  rc_config.algo = GS_SCAN_REDUCE_THEN_SCAN, rc_config.capacity = largest;
+  const uint32_t copy_spec[] = {256, 0};
+  int rc = host ? GS_OK : gs_fail(GS_ERR_RUNTIME, "out of host memory");
+  if (!rc) rc = gs_scan_create(dev, &lookback, &lc);
+  if (!rc) rc = gs_scan_create(dev, &rts, &rc_config);
+  if (!rc) rc = gs_scan_reference_create(dev, &refs, largest);
+  if (!rc) rc = gs_stager_create(dev, &up, GS_MEM_UPLOAD, largest * 4);
+  if (!rc) rc = gs_stager_create(dev, &down, GS_MEM_READBACK, largest * 4);
+  if (!rc) rc = gs_submission_init(dev, &sub);
+  if (!rc) rc = gs_timestamps_create(dev, &ts, 2);
+  if (!rc) rc = gs_kernel_create(dev, &copy_kernel, "copy_words", 2, 8, copy_spec, 2);
+  if (!rc) rc = gs_descriptor_pool_create(dev, 1, &pool);
+  const gs_buffer *copy_buffers[] = {&refs.input, &refs.output};
+  if (!rc) rc = gs_kernel_bind(dev, &copy_kernel, pool, copy_buffers, &copy_set);
+  if (!rc) {
+    char desc[512];
+    gs_device_describe(&dev->info, desc, sizeof desc);
+    printf("gpusort bench --scan-algos: device %u: %s\n", dev->info.index, desc);
+    printf("u32 exclusive sums of uniform random keys (seed 1); look-back tile %u; median of %u runs; GPU "
+           "timestamps\nGB/s counts 4 bytes read and 4 written per element; copy = the same bytes copied by a "
+           "compute kernel\n",
+           lookback.tile, reps);
+    printf("%12s  %-28s %10s %10s %8s %8s\n", "n", "algorithm", "ms", "GB/s", "of copy", "checked");
+  }
+  for (unsigned i = 0; i < nsizes && !rc; i++) {
+    const uint64_t n = sizes[i];
+    if (!fits[i]) {
+      if (!default_sizes) printf("%12llu  skipped: does not fit the device\n", (unsigned long long)n);
+      continue;
+    }
+    gs_generate(GS_KEY_U32, (gs_dist){GS_DIST_UNIFORM, 0}, 1, n, 0, n, host, 4);
+    gs_transfer_stats stats = {0};
+    if ((rc = gs_upload(&up, gs_scan_input(&lookback), host, n * 4, &stats)) ||
+        (rc = gs_upload(&up, gs_scan_input(&rts), host, n * 4, &stats)) ||
+        (rc = gs_upload(&up, &refs.input, host, n * 4, &stats)))
+      break;
+    double copy_s;
+    copy_job copy = {dev, &copy_kernel, copy_set, &refs.input, &refs.output, (n * 4 + 15) & ~(size_t)15};
+    if ((rc = time_copy(&sub, &ts, &copy, reps, &copy_s))) break;
+    const double bytes = 8.0 * (double)n;
+    printf("%12llu  %-28s %10.3f %10.1f %7.1f%%\n", (unsigned long long)n, "copy (compute kernel)", copy_s * 1e3,
+           bytes / copy_s * 1e-9, 100.0);
+    for (int a = -2; a < GS_REFSCAN_COUNT && !rc; a++) {
+      scan_job job = {a == -2 ? &lookback : a == -1 ? &rts : NULL, &refs, a < 0 ? GS_REFSCAN_HILLIS_STEELE : (gs_refscan_algo)a, n};
+      const char *name = a == -2 ? "look-back (gpusort scan)" : a == -1 ? "reduce-then-scan" : gs_refscan_name((gs_refscan_algo)a);
+      double t;
+      if ((rc = time_commands(dev, &sub, &ts, reps, record_scan, &job, &t))) break;
+      gs_buffer *out = a == -2 ? gs_scan_output(&lookback) : a == -1 ? gs_scan_output(&rts) : &refs.output;
+      scan_check check = {host, 0, 0, true};
+      gs_field f = {out, 0, 4};
+      if ((rc = gs_download_fields(&down, &f, 1, n, check_scan_chunk, &check, &stats))) break;
+      printf("%12llu  %-28s %10.3f %10.1f %7.1f%% %8s\n", (unsigned long long)n, name, t * 1e3, bytes / t * 1e-9,
+             100.0 * copy_s / t, check.ok ? "ok" : "FAILED");
+      fflush(stdout);
+      if (!check.ok) rc = gs_fail(GS_ERR_VERIFY, "the benchmark's %s scan of %llu keys gave a wrong result", name,
+                                  (unsigned long long)n);
+    }
+  }
+  free(host);
+  gs_kernel_destroy(dev, &copy_kernel);
+  if (pool && !dev->wedged) vkDestroyDescriptorPool(dev->device, pool, NULL);
+  gs_timestamps_destroy(dev, &ts);
+  gs_submission_destroy(dev, &sub);
+  gs_stager_destroy(&up);
+  gs_stager_destroy(&down);
+  gs_scan_reference_destroy(&refs);
+  gs_scan_destroy(&lookback);
+  gs_scan_destroy(&rts);
+  return rc;
+}
+
 int gs_cmd_bench(int argc, char **argv) {
   static const struct option longopts[] = {{"keys", required_argument, NULL, OPT_KEYS},
                                            {"values", required_argument, NULL, OPT_VALUES},
                                            {"sizes", required_argument, NULL, OPT_SIZES},
                                            {"reps", required_argument, NULL, OPT_REPS},
+                                           {"scan-algos", no_argument, NULL, OPT_SCAN_ALGOS},
                                            GS_COMMON_LONG_OPTIONS,
                                            {NULL, 0, NULL, 0}};
   gs_common_options common;
-  bool done, default_sizes = true, have_values = false;
+  bool done, default_sizes = true, have_values = false, scans = false;
   gs_key_type key = GS_KEY_U32, value = GS_KEY_U32;
   uint64_t sizes[MAX_SIZES] = {1u << 16, 1u << 20, 1u << 24, 1u << 26, 1u << 28}, reps = 15;
   unsigned nsizes = 5;
@@ -172,6 +308,7 @@ int gs_cmd_bench(int argc, char **argv) {
       if ((rc = parse_sizes(optarg, sizes, &nsizes))) return rc;
       default_sizes = false;
       break;
+    case OPT_SCAN_ALGOS: scans = true; break;
     case OPT_REPS:
       if (gs_parse_count(optarg, &reps) != 0 || reps == 0 || reps > 255)
         return gs_fail(GS_ERR_USAGE, "--reps takes a count from 1 to 255, not '%s'", optarg);
@@ -187,6 +324,15 @@ int gs_cmd_bench(int argc, char **argv) {
   gs_device dev;
   if ((rc = gs_device_open(&dev, common.device))) return rc;
   dev.timeout_ns = (uint64_t)(common.timeout_s * 1e9);
+  if (scans) {
+    if (have_values || key != GS_KEY_U32) {
+      gs_device_close(&dev);
+      return gs_fail(GS_ERR_USAGE, "--scan-algos times u32 sums: it takes no --keys or --values");
+    }
+    rc = bench_scans(&dev, sizes, nsizes, default_sizes, (unsigned)reps);
+    gs_device_close(&dev);
+    return rc;
+  }
   /* A size fits if one buffer can hold it and three copies (pristine, keys, alternate)
    * leave a quarter of device memory free. */
   const uint64_t max_keys = gs_radix_sort_max_keys(&dev, key, vb);

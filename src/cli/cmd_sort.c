@@ -14,6 +14,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/pipeline.h"
 #include "cli/report.h"
 #include "io/input.h"
 #include "io/layout.h"
@@ -153,31 +154,13 @@ typedef struct {
   output_kind kind;
   unsigned out_bytes;
   const unsigned char *input;
-  gs_output *out; /* NULL on a verification-only pass */
-  XXH3_state_t *checksum;
+  gs_emitter *emitter;
   gs_order_check *order;    /* when verifying records */
   gs_multiset_hash *hash;
   gs_argsort_check *argsort; /* when verifying indices */
   unsigned char *scratch;
   double verify_seconds;
 } sort_sink;
-
-typedef struct {
-  sort_sink *sink;
-  const void *data;
-  size_t bytes;
-  int status;
-} emit_task;
-
-static void checksum_piece(void *arg) {
-  emit_task *t = arg;
-  XXH3_64bits_update(t->sink->checksum, t->data, t->bytes);
-}
-
-static void write_piece(void *arg) {
-  emit_task *t = arg;
-  t->status = t->sink->out ? gs_output_write(t->sink->out, t->data, t->bytes) : GS_OK;
-}
 
 static int emit(sort_sink *s, const void *data, size_t count) {
   const size_t bytes = count * s->out_bytes;
@@ -191,10 +174,7 @@ static int emit(sort_sink *s, const void *data, size_t count) {
     }
     s->verify_seconds += gs_now() - t;
   }
-  /* The checksum runs beside the (parallel) write of the same bytes. */
-  emit_task task = {s, data, bytes, GS_OK};
-  gs_run_both(checksum_piece, &task, write_piece, &task);
-  return task.status;
+  return gs_emit(s->emitter, data, bytes);
 }
 
 static int sink_chunk(void *ctx, const void *const *fields, size_t count) {
@@ -210,23 +190,6 @@ static int sink_chunk(void *ctx, const void *const *fields, size_t count) {
   }
   return GS_OK;
 }
-
-/* Opening the device (hundreds of milliseconds with some drivers) overlaps with bringing
- * the mapped input into memory. */
-typedef struct {
-  gs_device *dev;
-  int index;
-  int status;
-  char error[1024];
-} open_task;
-
-static void open_device(void *arg) {
-  open_task *t = arg;
-  t->status = gs_device_open(t->dev, t->index);
-  if (t->status) snprintf(t->error, sizeof t->error, "%s", gs_last_error()); /* errors are per thread */
-}
-
-static void prefault_input(void *arg) { gs_input_prefault(arg); }
 
 typedef struct {
   double device, setup, read, upload, sort, download, write, verify, total;
@@ -297,7 +260,7 @@ int gs_cmd_sort(int argc, char **argv) {
   gs_device dev = {0};
   gs_radix_sort sorter = {0};
   gs_stager up = {0}, down = {0};
-  XXH3_state_t *checksum = NULL;
+  gs_emitter emitter = {0};
   unsigned char *scratch = NULL;
   gs_argsort_check argsort_check = {0};
   sort_times t = {0};
@@ -307,14 +270,8 @@ int gs_cmd_sort(int argc, char **argv) {
   if (!in.is_stream && (rc = gs_input_check_width(&in, R, unit))) goto cleanup;
   if ((rc = gs_output_preflight(o.output, o.force, &in))) goto cleanup;
 
-  open_task opening = {&dev, o.common.device, GS_OK, ""};
-  gs_run_both(open_device, &opening, prefault_input, &in);
-  if ((rc = opening.status)) {
-    gs_fail(rc, "%s", opening.error);
-    goto cleanup;
-  }
+  if ((rc = gs_open_device_for(&dev, o.common.device, o.common.timeout_s, &in))) goto cleanup;
   t.device = gs_now() - start;
-  dev.timeout_ns = (uint64_t)(o.common.timeout_s * 1e9);
   const uint64_t max_records = gs_radix_sort_max_keys(&dev, L->key, gpu_value_bytes);
   if (in.is_stream) {
     const double t0 = gs_now();
@@ -386,13 +343,13 @@ int gs_cmd_sort(int argc, char **argv) {
   if (kind == OUT_PAIRS) down_fields[down_count++] = (gs_field){sorted.values, 0, gpu_value_bytes};
   if (kind == OUT_RECORDS || kind == OUT_INDICES) down_fields[0] = (gs_field){sorted.values, 0, 4};
 
-  checksum = XXH3_createState();
   scratch = kind == OUT_KEYS ? NULL : malloc(SCRATCH_BYTES);
-  if (!checksum || XXH3_64bits_reset(checksum) != XXH_OK || (kind != OUT_KEYS && !scratch)) {
+  if ((rc = gs_emitter_init(&emitter, NULL))) goto cleanup;
+  if (kind != OUT_KEYS && !scratch) {
     rc = gs_fail(GS_ERR_RUNTIME, "out of host memory");
     goto cleanup;
   }
-  sort_sink sink = {.o = &o, .kind = kind, .out_bytes = out_bytes, .input = in.data, .checksum = checksum,
+  sort_sink sink = {.o = &o, .kind = kind, .out_bytes = out_bytes, .input = in.data, .emitter = &emitter,
                     .scratch = scratch};
   if (o.verify) {
     if (kind == OUT_INDICES)
@@ -404,7 +361,8 @@ int gs_cmd_sort(int argc, char **argv) {
   if (o.verify && out.direct) {
     /* Data written to a stream cannot be taken back: verify everything before writing. */
     if ((rc = gs_download_fields(&down, down_fields, down_count, n, sink_chunk, &sink, &down_stats))) goto cleanup;
-    XXH3_64bits_reset(checksum);
+    gs_emitter_free(&emitter);
+    if ((rc = gs_emitter_init(&emitter, NULL))) goto cleanup;
     sink.order = NULL, sink.hash = NULL, sink.argsort = NULL;
     t.verify += sink.verify_seconds;
     sink.verify_seconds = 0;
@@ -413,7 +371,7 @@ int gs_cmd_sort(int argc, char **argv) {
                                             : order.sorted && gs_multiset_hash_equal(&input_hash, &output_hash);
     if (!passed) goto verified;
   }
-  sink.out = &out;
+  emitter.out = &out;
   if ((rc = gs_download_fields(&down, down_fields, down_count, n, sink_chunk, &sink, &down_stats))) goto cleanup;
 verified:
   t.download = down_stats.gpu_seconds;
@@ -443,12 +401,12 @@ verified:
     if (o.verify)
       gs_note(kind == OUT_INDICES ? "verified: the indices are a stable sorted permutation of the input"
                                   : "verified: output sorted and a permutation of the input");
-    gs_print_checksum(strcmp(o.output, "-") == 0 ? "-" : o.output, XXH3_64bits_digest(checksum));
+    gs_print_checksum(strcmp(o.output, "-") == 0 ? "-" : o.output, gs_emitter_digest(&emitter));
   }
 
 cleanup:
   if (rc) gs_output_abort(&out);
-  XXH3_freeState(checksum);
+  gs_emitter_free(&emitter);
   free(scratch);
   gs_argsort_check_free(&argsort_check);
   gs_stager_destroy(&up);

@@ -4,6 +4,8 @@
 
 int gs_cmd_sort(int argc, char **argv);
 int gs_cmd_check(int argc, char **argv);
+int gs_cmd_scan(int argc, char **argv);
+int gs_cmd_reduce(int argc, char **argv);
 int gs_cmd_gen(int argc, char **argv);
 int gs_cmd_bench(int argc, char **argv);
 int gs_cmd_devices(int argc, char **argv);

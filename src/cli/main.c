@@ -10,12 +10,14 @@
 static const char help_text[] =
     "Usage: gpusort [sort] [OPTIONS] INPUT [OUTPUT]\n"
     "       gpusort check [OPTIONS] FILE\n"
+    "       gpusort scan [OPTIONS] INPUT [OUTPUT]\n"
+    "       gpusort reduce [OPTIONS] INPUT\n"
     "       gpusort gen [OPTIONS] -n N OUTPUT\n"
     "       gpusort bench [OPTIONS]\n"
     "       gpusort devices [OPTIONS]\n"
     "\n"
-    "Sort binary files of fixed-width keys on the GPU with Vulkan compute (Onesweep LSD\n"
-    "radix sort: 8-bit digits, decoupled look-back). The sort is stable.\n"
+    "Sort and scan binary files of fixed-width numbers on the GPU with Vulkan compute\n"
+    "(Onesweep LSD radix sort: 8-bit digits, decoupled look-back; the sort is stable).\n"
     "\n"
     "INPUT and OUTPUT are paths; - is stdin or stdout. A regular INPUT is memory-mapped and\n"
     "never modified. OUTPUT is written to a temporary file beside it and renamed when\n"
@@ -48,6 +50,24 @@ static const char help_text[] =
     "check: exit 0 if FILE is sorted by its key, 3 if not. Takes the layout options,\n"
     "  --descending and --bits LO:HI as sort does.\n"
     "\n"
+    "scan: running sums, minima or maxima of INPUT (same file handling and report as sort).\n"
+    "  --keys TYPE        element type: u32, i32, f32, u64, i64, f64 (required)\n"
+    "  --op OP            sum (default), min or max; integer sums wrap modulo 2^width; min and\n"
+    "                     max order floats by totalOrder, as the sort does\n"
+    "  --inclusive        element i includes input i (the default)\n"
+    "  --exclusive        element i combines inputs 0..i-1; the first is the identity (0 for\n"
+    "                     sums, the type's largest value for min, its smallest for max)\n"
+    "  --acc TYPE         accumulate and write u64, i64 or f64 (u32 counts that never wrap)\n"
+    "  --algo A           lookback (single pass, decoupled look-back) or reduce-then-scan (no\n"
+    "                     workgroup waits on another); default lookback, but reduce-then-scan\n"
+    "                     for float sums, whose fixed association order makes them\n"
+    "                     bit-identical run to run. Integers and min/max agree exactly\n"
+    "  --deterministic    guarantee bit-identical output run to run (refuses lookback float sums)\n"
+    "  -o, --output FILE  write the output to FILE; -f, --force overwrite it\n"
+    "\n"
+    "reduce: print the sum, minimum or maximum of all of INPUT on stdout, as text.\n"
+    "  Takes --keys, --op, --acc and --deterministic (reductions always combine in a fixed order).\n"
+    "\n"
     "gen: write deterministic test data (the same options give the same bytes). Takes the\n"
     "layout options: pair values are the record's index; record bytes around the key are\n"
     "random.\n"
@@ -67,6 +87,9 @@ static const char help_text[] =
     "  --sizes LIST       comma-separated key counts, e.g. 2^20,2^24,1000000\n"
     "                     (default 2^16,2^20,2^24,2^26,2^28, those that fit the device)\n"
     "  --reps N           timed runs per size (default 15)\n"
+    "  --scan-algos       time u32 exclusive sums instead: the look-back scan, reduce-then-scan,\n"
+    "                     and textbook Hillis-Steele, Blelloch (global and shared memory) and\n"
+    "                     subgroup-blocked scans\n"
     "\n"
     "devices: list the Vulkan devices: index, type, subgroup size, device-local memory,\n"
     "largest storage buffer, name and driver; * marks the one chosen by default.\n"
@@ -90,7 +113,11 @@ static const char help_text[] =
     "  1  runtime failure: I/O, device, memory, a GPU stage past --timeout, input too large\n"
     "  2  usage error or malformed input: bad option or combination, a file size that is not\n"
     "     a whole number of records, OUTPUT exists without -f, OUTPUT is INPUT\n"
-    "  3  verification failure: --verify found a bad output, or check found disorder\n";
+    "  3  verification failure: --verify found a bad output, or check found disorder\n"
+    "\n"
+    "Float sums round; for element k the error against exact summation is at most\n"
+    "gamma_D * (|x_0| + ... + |x_k|), gamma_D = D*u/(1 - D*u), u = 2^-24 (f32) or 2^-53 (f64),\n"
+    "D = (k + 1)/1024 + 64 (the additions on the path from an input to a result).\n";
 
 void gs_print_help(void) { fputs(help_text, stdout); }
 
@@ -103,8 +130,9 @@ int main(int argc, char **argv) {
     static const struct {
       const char *name;
       int (*fn)(int, char **);
-    } commands[] = {{"sort", gs_cmd_sort},   {"check", gs_cmd_check},     {"gen", gs_cmd_gen},
-                    {"bench", gs_cmd_bench}, {"devices", gs_cmd_devices}};
+    } commands[] = {{"sort", gs_cmd_sort},     {"check", gs_cmd_check}, {"scan", gs_cmd_scan},
+                    {"reduce", gs_cmd_reduce}, {"gen", gs_cmd_gen},     {"bench", gs_cmd_bench},
+                    {"devices", gs_cmd_devices}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
       if (strcmp(argv[1], commands[i].name) == 0) command = commands[i].fn, shift = 1;
   }

@@ -108,10 +108,12 @@ int gs_scan_create(gs_device *dev, gs_scan *s, const gs_scan_config *config) {
    * forces the split layout (tests). */
   s->split_descriptors = acc->bytes == 8 || !dev->info.has_int64_atomics || env_u32("GPUSORT_SCAN_SPLIT", 0);
 
-  /* Levels of reduce-then-scan: the input, then tile values until one tile holds them. */
+  /* Levels of reduce-then-scan: the input, then tile values until one tile holds them (until
+   * one value remains, for a reduction). */
   uint64_t count = config->capacity ? config->capacity : 1;
+  const uint64_t top_count = config->reduce_only ? 1 : s->tile;
   s->level_count[0] = count;
-  while (count > s->tile && s->levels < GS_SCAN_MAX_LEVELS) {
+  while ((count > top_count || (config->reduce_only && s->levels == 0)) && s->levels + 1 < GS_SCAN_MAX_LEVELS) {
     count = (count + s->tile - 1) / s->tile;
     s->level_count[++s->levels] = count;
   }
@@ -126,7 +128,7 @@ int gs_scan_create(gs_device *dev, gs_scan *s, const gs_scan_config *config) {
   if ((rc = gs_descriptor_pool_create(dev, 1 + 2 * (GS_SCAN_MAX_LEVELS + 1), &s->pool)) ||
       (rc = gs_submission_init(dev, &s->submission)) || (rc = gs_timestamps_create(dev, &s->timestamps, 2)))
     return rc;
-  if (config->algo == GS_SCAN_LOOKBACK) {
+  if (config->algo == GS_SCAN_LOOKBACK && !config->reduce_only) {
     const VkDeviceSize per_tile = s->split_descriptors ? 5 * 4 : 8;
     if ((rc = gs_buffer_create(dev, &s->descriptors, tiles * per_tile, GS_MEM_DEVICE, "look-back descriptors")) ||
         (rc = make_kernel(s, &s->lookback, MODE_LOOKBACK, false, s->split_descriptors, config->inclusive)))
@@ -138,6 +140,17 @@ int gs_scan_create(gs_device *dev, gs_scan *s, const gs_scan_config *config) {
     if ((rc = gs_buffer_create(dev, &s->spine[l], (s->level_count[l] * acc->bytes + 15) & ~(VkDeviceSize)15,
                                GS_MEM_DEVICE, "scan tile values")))
       return rc;
+  if (config->reduce_only) {
+    if ((rc = make_kernel(s, &s->reduce[0], MODE_REDUCE, false, false, 0)) ||
+        (s->levels >= 2 && (rc = make_kernel(s, &s->reduce[1], MODE_REDUCE, true, false, 0))))
+      return rc;
+    for (unsigned l = 0; l < s->levels; l++) {
+      gs_buffer *level_in = l == 0 ? &s->input : &s->spine[l];
+      const gs_buffer *b[] = {level_in, level_in, &s->control, &s->control, &s->spine[l + 1]};
+      if ((rc = gs_kernel_bind(dev, &s->reduce[l ? 1 : 0], s->pool, b, &s->reduce_set[l]))) return rc;
+    }
+    return GS_OK;
+  }
   /* [0] reads the input (user's inclusive flag); [1] reads tile values and scans them
    * exclusively, in place. */
   if ((rc = make_kernel(s, &s->downsweep[0], MODE_DOWNSWEEP, false, false, config->inclusive)) ||
@@ -179,6 +192,12 @@ void gs_scan_destroy(gs_scan *s) {
 
 static uint32_t tiles_of(const gs_scan *s, uint64_t count) { return (uint32_t)((count + s->tile - 1) / s->tile); }
 
+gs_buffer *gs_scan_reduce_result(gs_scan *s, uint64_t n) {
+  unsigned level = 1;
+  for (uint64_t count = tiles_of(s, n); count > 1; count = tiles_of(s, count)) level++;
+  return &s->spine[level];
+}
+
 int gs_scan_record(gs_scan *s, VkCommandBuffer cb, uint64_t n) {
   if (n > s->config.capacity) return gs_fail(GS_ERR_RUNTIME, "internal error: scan beyond its capacity");
   gs_timestamps_write(cb, &s->timestamps, 0);
@@ -187,7 +206,16 @@ int gs_scan_record(gs_scan *s, VkCommandBuffer cb, uint64_t n) {
     gs_timestamps_write(cb, &s->timestamps, 1);
     return GS_OK;
   }
-  if (s->config.algo == GS_SCAN_LOOKBACK) {
+  if (s->config.reduce_only) {
+    /* Reduce level by level until one value remains. */
+    uint64_t count = n;
+    for (unsigned l = 0; count > 1 || l == 0; l++) {
+      scan_push push = {(uint32_t)count, tiles_of(s, count), 0};
+      if ((rc = gs_kernel_dispatch(s->dev, cb, &s->reduce[l ? 1 : 0], s->reduce_set[l], &push, push.tiles))) return rc;
+      gs_cmd_barrier(cb);
+      count = push.tiles;
+    }
+  } else if (s->config.algo == GS_SCAN_LOOKBACK) {
     vkCmdFillBuffer(cb, s->control.buffer, 0, VK_WHOLE_SIZE, 0);
     vkCmdFillBuffer(cb, s->descriptors.buffer, 0, VK_WHOLE_SIZE, 0);
     gs_cmd_barrier(cb);

@@ -27,6 +27,7 @@ typedef struct {
   gs_scan_op op;
   bool inclusive;
   gs_scan_algo algo;
+  bool reduce_only; /* only the combination of all elements (gs_scan_reduce_result) */
   uint64_t capacity;
 } gs_scan_config;
 
@@ -60,6 +61,10 @@ void gs_scan_destroy(gs_scan *s);
 /* Upload n elements into the input; the output holds n accumulator-typed results. */
 gs_buffer *gs_scan_input(gs_scan *s);
 gs_buffer *gs_scan_output(gs_scan *s);
+
+/* With reduce_only: the buffer whose first element is the combination of the n elements of
+ * the last run (reduced tile by tile, level by level, in a fixed order). */
+gs_buffer *gs_scan_reduce_result(gs_scan *s, uint64_t n);
 
 /* Records the scan of the first n input elements (timestamps into s->timestamps). */
 int gs_scan_record(gs_scan *s, VkCommandBuffer cb, uint64_t n);
