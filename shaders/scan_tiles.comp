@@ -51,6 +51,10 @@ layout(std430, binding = 4) buffer Descriptors { uint64_t descriptors[]; };
 #else
 layout(std430, binding = 4) buffer TileValues { acc_bits_t tile_values[]; }; // aggregates or prefixes
 #endif
+#if ACC_BITS == IN_BITS
+// The output as 16-byte vectors (the same buffer as binding 2), when elements keep their width.
+layout(std430, binding = 5) writeonly buffer OutputVectors { in_vec_t output_vectors[]; };
+#endif
 
 layout(push_constant) uniform Push {
   uint n;
@@ -156,12 +160,24 @@ void main() {
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
     const uint first = segment_first + (r * SUBGROUP_SIZE + lane) * VEC;
     rep_t running = combine(before_segment, row_before[r]);
+    acc_bits_t result[4];
     [[unroll]] for (uint k = 0u; k < VEC; k++) {
       const rep_t inclusive = combine(running, v[r][k]);
-      const rep_t result = INCLUSIVE != 0u ? inclusive : running;
-      if (first + k < pc.n) outputs[first + k] = bits_from_rep(result);
+      result[k] = bits_from_rep(INCLUSIVE != 0u ? inclusive : running);
       running = inclusive;
     }
+#if ACC_BITS == IN_BITS
+    if (first + VEC <= pc.n) { // one 16-byte store
+#if IN_BITS == 64
+      output_vectors[first / VEC] = in_vec_t(result[0], result[1]);
+#else
+      output_vectors[first / VEC] = in_vec_t(result[0], result[1], result[2], result[3]);
+#endif
+      continue;
+    }
+#endif
+    [[unroll]] for (uint k = 0u; k < VEC; k++)
+      if (first + k < pc.n) outputs[first + k] = result[k];
   }
 }
 #endif

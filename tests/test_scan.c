@@ -358,6 +358,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "unknown mode %s\n", mode);
     return 2;
   }
+  if (t.dev.validating) { /* GPUSORT_VALIDATION=1: any message of the layer fails the run */
+    const unsigned messages = gs_device_validation_messages();
+    printf("validation messages: %u\n", messages);
+    t.checks++;
+    if (messages) t.failures++;
+  }
   printf("%d passed, %d failed\n", t.checks - t.failures, t.failures);
   gs_device_close(&t.dev);
   return t.failures ? 1 : 0;

@@ -80,7 +80,7 @@ static int make_kernel(gs_scan *s, gs_kernel *k, int mode, bool spine, bool spli
   const uint32_t spin = env_u32("GPUSORT_LOOKBACK_SPIN", 256);
   const uint32_t spec[] = {s->workgroup_size, 0, 0, 0, s->rows, spin ? spin : 1, (uint32_t)c->op, (uint32_t)in->kind,
                            (uint32_t)acc->kind, inclusive};
-  return gs_kernel_create(s->dev, k, name, 5, sizeof(scan_push), spec, 10);
+  return gs_kernel_create(s->dev, k, name, 6, sizeof(scan_push), spec, 10);
 }
 
 int gs_scan_create(gs_device *dev, gs_scan *s, const gs_scan_config *config) {
@@ -133,7 +133,7 @@ int gs_scan_create(gs_device *dev, gs_scan *s, const gs_scan_config *config) {
     if ((rc = gs_buffer_create(dev, &s->descriptors, tiles * per_tile, GS_MEM_DEVICE, "look-back descriptors")) ||
         (rc = make_kernel(s, &s->lookback, MODE_LOOKBACK, false, s->split_descriptors, config->inclusive)))
       return rc;
-    const gs_buffer *b[] = {&s->input, &s->input, &s->output, &s->control, &s->descriptors};
+    const gs_buffer *b[] = {&s->input, &s->input, &s->output, &s->control, &s->descriptors, &s->output};
     return gs_kernel_bind(dev, &s->lookback, s->pool, b, &s->lookback_set);
   }
   for (unsigned l = 1; l <= s->levels; l++)
@@ -146,7 +146,7 @@ int gs_scan_create(gs_device *dev, gs_scan *s, const gs_scan_config *config) {
       return rc;
     for (unsigned l = 0; l < s->levels; l++) {
       gs_buffer *level_in = l == 0 ? &s->input : &s->spine[l];
-      const gs_buffer *b[] = {level_in, level_in, &s->control, &s->control, &s->spine[l + 1]};
+      const gs_buffer *b[] = {level_in, level_in, &s->control, &s->control, &s->spine[l + 1], &s->control};
       if ((rc = gs_kernel_bind(dev, &s->reduce[l ? 1 : 0], s->pool, b, &s->reduce_set[l]))) return rc;
     }
     return GS_OK;
@@ -163,7 +163,7 @@ int gs_scan_create(gs_device *dev, gs_scan *s, const gs_scan_config *config) {
     gs_buffer *level_in = l == 0 ? &s->input : &s->spine[l];
     gs_buffer *level_out = l == 0 ? &s->output : &s->spine[l];
     gs_buffer *values = l < s->levels ? &s->spine[l + 1] : &s->control;
-    const gs_buffer *b[] = {level_in, level_in, level_out, &s->control, values};
+    const gs_buffer *b[] = {level_in, level_in, level_out, &s->control, values, level_out};
     const int kernel = l == 0 ? 0 : 1;
     if (l < s->levels && (rc = gs_kernel_bind(dev, &s->reduce[kernel], s->pool, b, &s->reduce_set[l]))) return rc;
     if ((rc = gs_kernel_bind(dev, &s->downsweep[kernel], s->pool, b, &s->downsweep_set[l]))) return rc;
