@@ -19,12 +19,18 @@ log "GPU: $(cat "$results/gpu.txt")"
 "$build/gpusort" devices | tee "$results/devices.txt"
 
 if has tests; then
-  for mode in matrix large fallback; do
+  for mode in matrix types bits stability large fallback; do
     "$build/tests/test_sort" $mode > "$results/test_sort_$mode.txt" 2>&1
     log "test_sort $mode: rc=$? $(tail -1 "$results/test_sort_$mode.txt")"
   done
   GPUSORT_MAX_WORKGROUPS=5 "$build/tests/test_sort" fold > "$results/test_sort_fold.txt" 2>&1
   log "test_sort fold: rc=$? $(tail -1 "$results/test_sort_fold.txt")"
+  for mode in matrix acc wrap references deterministic; do
+    "$build/tests/test_scan" $mode > "$results/test_scan_$mode.txt" 2>&1
+    log "test_scan $mode: rc=$? $(tail -1 "$results/test_scan_$mode.txt")"
+  done
+  GPUSORT_SCAN_SPLIT=1 "$build/tests/test_scan" matrix > "$results/test_scan_split.txt" 2>&1
+  log "test_scan matrix, split descriptors: rc=$? $(tail -1 "$results/test_scan_split.txt")"
   python3 tests/test_cli.py "$build/gpusort" . > "$results/test_cli.txt" 2>&1
   log "test_cli: rc=$? $(tail -1 "$results/test_cli.txt")"
 fi
@@ -37,9 +43,15 @@ if has anchors; then
 fi
 
 if has bench; then
-  "$build/gpusort" bench -v --sizes 2^24,2^26,2^28 > "$results/bench.txt" 2>&1
-  log "gpusort bench (rc=$?):"
-  tee -a "$results/summary.txt" < "$results/bench.txt"
+  for spec in "--keys u32" "--keys f32" "--keys u64" "--keys u32 --values u32"; do
+    name=$(echo "$spec" | tr -d ' -')
+    "$build/gpusort" bench -v $spec --sizes 2^24,2^26,2^28 > "$results/bench_$name.txt" 2>&1
+    log "gpusort bench $spec (rc=$?):"
+    grep -vE "^ +(vkCmdCopyBuffer|passes)" "$results/bench_$name.txt" | tail -n +3 | tee -a "$results/summary.txt"
+  done
+  "$build/gpusort" bench --scan-algos --sizes 2^24,2^26,2^28 > "$results/bench_scan.txt" 2>&1
+  log "gpusort bench --scan-algos (rc=$?):"
+  tail -n +4 "$results/bench_scan.txt" | tee -a "$results/summary.txt"
 fi
 
 if has e2e; then

@@ -54,6 +54,21 @@ acc_bits_t acc_from_ordered(acc_bits_t o) {
   return o;
 }
 
+#if ACC_BITS == 64
+// f32 bits to f64 bits, exactly on every device: NaNs keep their sign and payload and become
+// quiet (IEEE convertFormat, as x86 does; some GPUs' conversion drops the sign), denormals
+// are scaled exactly (some flush them to zero).
+uint64_t f32_bits_to_f64_bits(uint b) {
+  const uint exponent = b & 0x7F800000u, mantissa = b & 0x007FFFFFu;
+  const uint64_t sign = uint64_t(b & 0x80000000u) << 32;
+  if (exponent == 0x7F800000u && mantissa != 0u)
+    return sign | 0x7FF8000000000000ul | (uint64_t(mantissa & 0x003FFFFFu) << 29);
+  if (exponent == 0u && mantissa != 0u) // m * 2^-149, exact in double
+    return sign | doubleBitsToUint64(ldexp(double(mantissa), -149));
+  return doubleBitsToUint64(double(uintBitsToFloat(b)));
+}
+#endif
+
 // An input element's raw bits as the accumulator's raw bits (numeric conversion when --acc
 // widens: zero- or sign-extension, or conversion to double).
 acc_bits_t to_acc_bits(in_t raw) {
@@ -61,10 +76,8 @@ acc_bits_t to_acc_bits(in_t raw) {
   return acc_bits_t(raw);
 #elif ACC_BITS == 64
   if (ACC_KIND == 2) { // to f64
-    double d;
-    if (IN_KIND == 2) d = double(uintBitsToFloat(uint(raw)));
-    else if (IN_KIND == 1) d = double(int(raw));
-    else d = double(uint(raw));
+    if (IN_KIND == 2) return f32_bits_to_f64_bits(uint(raw));
+    const double d = IN_KIND == 1 ? double(int(raw)) : double(uint(raw));
     return doubleBitsToUint64(d);
   }
   if (IN_KIND == 1) return uint64_t(int64_t(int(raw))); // sign-extend
