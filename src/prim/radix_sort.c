@@ -124,6 +124,11 @@ int gs_radix_sort_create(gs_device *dev, gs_radix_sort *s, const gs_radix_sort_c
   if ((rc = gs_kernel_create(dev, &s->scan_histograms, "radix_scan_histograms", 1, 0, scan_spec, 2))) return rc;
   if ((rc = gs_kernel_create(dev, &s->onesweep, pass_name, pass_bindings, sizeof(onesweep_push), pass_spec, 6)))
     return rc;
+  if (kind != GS_KEY_KIND_UNSIGNED || desc) {
+    const uint32_t plain_spec[] = {s->workgroup_size, 0, GS_KEY_KIND_UNSIGNED, 0, s->keys_per_thread, spin ? spin : 1};
+    if ((rc = gs_kernel_create(dev, &s->onesweep_plain, pass_name, pass_bindings, sizeof(onesweep_push), plain_spec, 6)))
+      return rc;
+  }
 
   const VkDeviceSize key_bytes = (VkDeviceSize)(config->capacity ? config->capacity : 1) * s->info->bytes;
   const VkDeviceSize lookback_bytes = (VkDeviceSize)(tiles_for(s, config->capacity) + 1) * RADIX * 4;
@@ -161,6 +166,7 @@ void gs_radix_sort_destroy(gs_radix_sort *s) {
   gs_kernel_destroy(dev, &s->histogram);
   gs_kernel_destroy(dev, &s->scan_histograms);
   gs_kernel_destroy(dev, &s->onesweep);
+  gs_kernel_destroy(dev, &s->onesweep_plain);
   gs_buffer_destroy(dev, &s->keys);
   gs_buffer_destroy(dev, &s->alt);
   gs_buffer_destroy(dev, &s->values);
@@ -224,7 +230,10 @@ int gs_radix_sort_record(gs_radix_sort *s, VkCommandBuffer cb, const gs_radix_so
     if (p == 0 && opt.index_values) pp.flags |= PASS_INDEX_VALUES;
     vkCmdFillBuffer(cb, s->lookback.buffer, 0, (VkDeviceSize)tiles * RADIX * 4, 0);
     gs_cmd_barrier(cb);
-    if ((rc = gs_kernel_dispatch(s->dev, cb, &s->onesweep, s->pass_set[p % 2], &pp, tiles))) return rc;
+    /* sets made for `onesweep` suit `onesweep_plain`: their layouts are defined alike */
+    const gs_kernel *k = (pp.flags & (PASS_FIRST | PASS_LAST)) || !s->onesweep_plain.pipeline ? &s->onesweep
+                                                                                              : &s->onesweep_plain;
+    if ((rc = gs_kernel_dispatch(s->dev, cb, k, s->pass_set[p % 2], &pp, tiles))) return rc;
     gs_cmd_barrier(cb);
     gs_timestamps_write(cb, &s->timestamps, 2 + p);
   }

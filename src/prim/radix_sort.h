@@ -55,7 +55,12 @@ typedef struct {
   const gs_key_info *info;
   uint32_t workgroup_size, keys_per_thread, tile_keys, shared_bytes;
   uint32_t histogram_workgroup_size;
-  gs_kernel histogram, scan_histograms, onesweep;
+  gs_kernel histogram, scan_histograms;
+  /* The digit-binning pass: `onesweep` maps keys of the configured kind and direction to
+   * ordered keys (first pass) and back (last pass); `onesweep_plain` serves the passes in
+   * between, whose keys are already ordered, without that code (it cost registers and thus
+   * occupancy: f32 passes ran 33% slower on an H100). Equal when keys are unsigned ascending. */
+  gs_kernel onesweep, onesweep_plain;
   gs_buffer keys, alt, values, values_alt, histograms, lookback, control;
   VkDescriptorPool pool;
   VkDescriptorSet histogram_set, scan_set;
