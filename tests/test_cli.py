@@ -660,6 +660,42 @@ class Scans(CliTest):
         self.assert_no_temp_files()
 
 
+class Limits(CliTest):
+    def test_inputs_at_the_binding_limit(self):
+        """Every element counts at the largest size a binding allows, and one more is refused."""
+        import itertools
+        small = {"GPUSORT_MAX_BINDING_BYTES": "4108"}  # 1027 u32 keys; scans take 4096 bytes: 1024
+        for n, ok in [(1024, True), (1025, False)]:
+            vals = [(i * 7919) % 1000 + 1 for i in range(n)]
+            inp = self.write("s.bin", u32(vals))
+            p = run(["scan", "-f", "--keys", "u32", inp, self.path("o")], env=small)
+            if ok:
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(u32_list(self.read("o")), list(itertools.accumulate(vals)))
+                r = run(["reduce", "--keys", "u32", inp], env=small)
+                self.assertEqual(r.stdout.decode(), f"{sum(vals)}\n")
+            else:
+                self.assert_error(p, 1, "can scan at most 1024")
+        for n, ok in [(1027, True), (1028, False)]:
+            vals = random_u32(n, 3)
+            inp = self.write("k.bin", u32(vals))
+            p = run(["-f", "--keys", "u32", inp, self.path("o")], env=small)
+            if ok:
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(u32_list(self.read("o")), sorted(vals))
+            else:
+                self.assert_error(p, 1, "can sort at most 1027")
+        self.assert_no_temp_files()
+
+    def test_sync(self):
+        inp = self.write("in.bin", u32(random_u32(3000, 1)))
+        for args in [["--keys", "u32"], ["scan", "--keys", "u32"]]:
+            p = run(args + ["--sync", "-f", inp, self.path("o")])
+            self.assertEqual(p.returncode, 0, p.stderr)
+        p = run(["gen", "-q", "--keys", "u32", "-n", "10", "--sync", self.path("g")])
+        self.assertEqual((p.returncode, len(self.read("g"))), (0, 40))
+
+
 class Robustness(CliTest):
     def test_gpu_stage_past_timeout_is_an_error(self):
         gen = run(["gen", "-q", "--keys", "u32", "-n", "2^21", self.path("in.bin")])

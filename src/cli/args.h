@@ -18,7 +18,7 @@ typedef struct {
 enum {
   OPT_DEVICE = 1000, OPT_TIMEOUT, OPT_KEYS, OPT_VERIFY, OPT_DIST, OPT_SEED, OPT_SIZES, OPT_REPS,
   OPT_VALUES, OPT_RECORD_SIZE, OPT_KEY_OFFSET, OPT_DESCENDING, OPT_BITS, OPT_ARGSORT, OPT_INDEX_TYPE,
-  OPT_SCAN_ALGOS
+  OPT_SCAN_ALGOS, OPT_SYNC
 };
 
 /* getopt_long entries of the layout options (--keys, --values, --record-size, --key-offset). */

@@ -21,11 +21,12 @@ int gs_cmd_gen(int argc, char **argv) {
                                            {"dist", required_argument, NULL, OPT_DIST},
                                            {"seed", required_argument, NULL, OPT_SEED},
                                            {"force", no_argument, NULL, 'f'},
+                                           {"sync", no_argument, NULL, OPT_SYNC},
                                            GS_COMMON_LONG_OPTIONS,
                                            {NULL, 0, NULL, 0}};
   gs_common_options common;
   gs_layout_options layout_options = {0};
-  bool done, have_n = false, force = false;
+  bool done, have_n = false, force = false, sync = false;
   gs_dist dist = {GS_DIST_UNIFORM, 0};
   uint64_t n = 0, seed = 1;
   gs_options_begin(&common, &done);
@@ -50,6 +51,7 @@ int gs_cmd_gen(int argc, char **argv) {
         return gs_fail(GS_ERR_USAGE, "--seed takes a non-negative integer, not '%s'", optarg);
       break;
     case 'f': force = true; break;
+    case OPT_SYNC: sync = true; break;
     default:
       if ((rc = gs_other_option(opt, argv, &done)) || done) return rc;
     }
@@ -64,6 +66,7 @@ int gs_cmd_gen(int argc, char **argv) {
 
   gs_output out;
   if ((rc = gs_output_open(&out, path))) return rc;
+  out.sync = sync;
   const uint64_t chunk = GEN_CHUNK_BYTES / R ? GEN_CHUNK_BYTES / R : 1;
   unsigned char *buf = malloc((n < chunk ? (n ? n : 1) : chunk) * R);
   XXH3_state_t *checksum = XXH3_createState();

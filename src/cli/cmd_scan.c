@@ -20,7 +20,7 @@
 typedef struct {
   gs_common_options common;
   gs_scan_config config;
-  bool have_keys, have_acc, have_algo, deterministic, force;
+  bool have_keys, have_acc, have_algo, deterministic, force, sync;
   const char *input, *output;
 } scan_options;
 
@@ -36,6 +36,7 @@ static int parse_scan_options(int argc, char **argv, scan_options *o, bool reduc
                                                 {"deterministic", no_argument, NULL, OPT_DETERMINISTIC},
                                                 {"output", required_argument, NULL, 'o'},
                                                 {"force", no_argument, NULL, 'f'},
+                                                {"sync", no_argument, NULL, OPT_SYNC},
                                                 GS_COMMON_LONG_OPTIONS,
                                                 {NULL, 0, NULL, 0}};
   static const struct option reduce_longopts[] = {{"keys", required_argument, NULL, OPT_KEYS},
@@ -82,6 +83,7 @@ static int parse_scan_options(int argc, char **argv, scan_options *o, bool reduc
     case OPT_DETERMINISTIC: o->deterministic = true; break;
     case 'o': o->output = optarg; break;
     case 'f': o->force = true; break;
+    case OPT_SYNC: o->sync = true; break;
     default:
       if ((rc = gs_other_option(opt, argv, done)) || *done) return rc;
     }
@@ -207,6 +209,7 @@ int gs_cmd_scan(int argc, char **argv) {
   const unsigned acc_bytes = gs_key_info_of(o.config.acc)->bytes;
   if ((rc = prepare(&o, &j, o.output))) goto cleanup;
   if ((rc = gs_output_open(&out, o.output)) || (rc = gs_emitter_init(&emitter, &out))) goto cleanup;
+  out.sync = o.sync;
   gs_transfer_stats stats = {0};
   if ((rc = gs_stager_create(&j.dev, &down, GS_MEM_READBACK, j.n * acc_bytes))) goto cleanup;
   if ((rc = gs_download(&down, gs_scan_output(&j.scan), j.n * acc_bytes, emit_chunk, &emitter, &stats)))

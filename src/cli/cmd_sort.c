@@ -35,7 +35,7 @@ typedef struct {
   gs_layout_options layout_options;
   gs_layout layout;
   const char *input, *output;
-  bool force, verify, descending, argsort, have_bits, have_index_type;
+  bool force, sync, verify, descending, argsort, have_bits, have_index_type;
   unsigned begin_bit, end_bit; /* 0, 0: all bits */
   unsigned index_bytes;
   const char *bits_text;
@@ -52,6 +52,7 @@ static int parse_sort_options(int argc, char **argv, sort_options *o, bool *done
   static const struct option longopts[] = {GS_LAYOUT_LONG_OPTIONS,
                                            {"output", required_argument, NULL, 'o'},
                                            {"force", no_argument, NULL, 'f'},
+                                           {"sync", no_argument, NULL, OPT_SYNC},
                                            {"verify", no_argument, NULL, OPT_VERIFY},
                                            {"descending", no_argument, NULL, OPT_DESCENDING},
                                            {"bits", required_argument, NULL, OPT_BITS},
@@ -71,9 +72,13 @@ static int parse_sort_options(int argc, char **argv, sort_options *o, bool *done
     switch (opt) {
     case 'o': o->output = optarg; break;
     case 'f': o->force = true; break;
+    case OPT_SYNC: o->sync = true; break;
     case OPT_VERIFY: o->verify = true; break;
     case OPT_DESCENDING: o->descending = true; break;
-    case OPT_BITS: o->bits_text = optarg; break;
+    case OPT_BITS:
+      o->bits_text = optarg;
+      o->have_bits = true;
+      break;
     case OPT_ARGSORT: o->argsort = true; break;
     case OPT_INDEX_TYPE:
       if (strcmp(optarg, "u32") != 0 && strcmp(optarg, "u64") != 0)
@@ -108,6 +113,8 @@ typedef struct {
   output_kind kind;
   const gs_layout *layout;
   const unsigned char *input; /* records, for the gather */
+  uint64_t records;           /* in the input: a gathered index must be below */
+  int bad_index[64];          /* per worker: an index out of range was returned */
   unsigned out_bytes;         /* per output record */
   unsigned index_bytes;
   const void *const *fields;  /* the downloaded chunk */
@@ -116,8 +123,7 @@ typedef struct {
 } assembly;
 
 static void assemble_range(void *arg, size_t begin, size_t end, unsigned worker) {
-  (void)worker;
-  const assembly *a = arg;
+  assembly *a = arg;
   const unsigned R = a->out_bytes;
   unsigned char *out = a->scratch;
   switch (a->kind) {
@@ -133,7 +139,13 @@ static void assemble_range(void *arg, size_t begin, size_t end, unsigned worker)
   }
   case OUT_RECORDS: {
     const uint32_t *index = (const uint32_t *)a->fields[0] + a->first;
-    for (size_t i = begin; i < end; i++) memcpy(out + i * R, a->input + (size_t)index[i] * R, R);
+    for (size_t i = begin; i < end; i++) {
+      if (index[i] >= a->records) { /* never trust the GPU with a read outside the input */
+        a->bad_index[worker] = 1;
+        return;
+      }
+      memcpy(out + i * R, a->input + (size_t)index[i] * R, R);
+    }
     break;
   }
   case OUT_INDICES: { /* u32 from the GPU, widened to u64 */
@@ -154,6 +166,7 @@ typedef struct {
   output_kind kind;
   unsigned out_bytes;
   const unsigned char *input;
+  uint64_t records;
   gs_emitter *emitter;
   gs_order_check *order;    /* when verifying records */
   gs_multiset_hash *hash;
@@ -183,8 +196,14 @@ static int sink_chunk(void *ctx, const void *const *fields, size_t count) {
   const size_t piece = SCRATCH_BYTES / s->out_bytes;
   for (size_t first = 0; first < count; first += piece) {
     const size_t n = count - first < piece ? count - first : piece;
-    assembly a = {s->kind, &s->o->layout, s->input, s->out_bytes, s->out_bytes, fields, first, s->scratch};
+    assembly a = {.kind = s->kind, .layout = &s->o->layout, .input = s->input, .records = s->records,
+                  .out_bytes = s->out_bytes, .index_bytes = s->out_bytes, .fields = fields, .first = first,
+                  .scratch = s->scratch};
     gs_parallel_for(n, 1 << 14, assemble_range, &a);
+    for (int w = 0; w < 64; w++)
+      if (a.bad_index[w])
+        return gs_fail(GS_ERR_VERIFY, "the GPU returned a record index past the %llu records; no output written",
+                       (unsigned long long)s->records);
     int rc = emit(s, s->scratch, n);
     if (rc) return rc;
   }
@@ -349,8 +368,8 @@ int gs_cmd_sort(int argc, char **argv) {
     rc = gs_fail(GS_ERR_RUNTIME, "out of host memory");
     goto cleanup;
   }
-  sort_sink sink = {.o = &o, .kind = kind, .out_bytes = out_bytes, .input = in.data, .emitter = &emitter,
-                    .scratch = scratch};
+  sort_sink sink = {.o = &o, .kind = kind, .out_bytes = out_bytes, .input = in.data, .records = n,
+                    .emitter = &emitter, .scratch = scratch};
   if (o.verify) {
     if (kind == OUT_INDICES)
       sink.argsort = &argsort_check;
@@ -358,6 +377,7 @@ int gs_cmd_sort(int argc, char **argv) {
       sink.order = &order, sink.hash = &output_hash;
   }
   if ((rc = gs_output_open(&out, o.output))) goto cleanup;
+  out.sync = o.sync;
   if (o.verify && out.direct) {
     /* Data written to a stream cannot be taken back: verify everything before writing. */
     if ((rc = gs_download_fields(&down, down_fields, down_count, n, sink_chunk, &sink, &down_stats))) goto cleanup;

@@ -28,7 +28,8 @@ static void guard_temp(const char *path) {
   snprintf(pending_temp, sizeof pending_temp, "%s", path);
   pending_temp_set = 1;
   if (!installed) {
-    const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    /* also the faults a truncated input mapping (SIGBUS) or a bug (SIGSEGV) raise */
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGBUS, SIGSEGV};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
       struct sigaction sa = {0};
       sa.sa_handler = remove_temp_and_reraise;
@@ -144,17 +145,34 @@ int gs_output_write(gs_output *out, const void *data, size_t bytes) {
   return GS_OK;
 }
 
+/* Flushes the directory entry of a renamed file (best effort: some file systems refuse). */
+static void sync_directory_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path + 1) : 1, slash ? path : ".");
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    fsync(fd);
+    close(fd);
+  }
+}
+
 int gs_output_commit(gs_output *out) {
   int rc = GS_OK;
   if (out->fd == STDOUT_FILENO) {
     /* nothing buffered in stdio: writes went straight to the descriptor */
   } else if (out->fd >= 0) {
-    if (close(out->fd) != 0) rc = gs_fail(GS_ERR_RUNTIME, "cannot write %s: %s", out->name, strerror(errno));
+    if (out->sync && fsync(out->fd) != 0 && errno != EINVAL)
+      rc = gs_fail(GS_ERR_RUNTIME, "cannot flush %s to storage: %s", out->name, strerror(errno));
+    if (close(out->fd) != 0 && rc == GS_OK)
+      rc = gs_fail(GS_ERR_RUNTIME, "cannot write %s: %s", out->name, strerror(errno));
     out->fd = -1;
   }
   if (rc == GS_OK && out->temp_path) {
     if (rename(out->temp_path, out->path) != 0)
       rc = gs_fail(GS_ERR_RUNTIME, "cannot rename the finished output to %s: %s", out->path, strerror(errno));
+    else if (out->sync)
+      sync_directory_of(out->path);
   }
   if (rc != GS_OK) {
     gs_output_abort(out);

@@ -17,6 +17,7 @@ typedef struct {
   char *temp_path;  /* while a temporary file exists */
   int fd;
   bool direct; /* stdout or a non-regular file: written in place */
+  bool sync;   /* commit flushes the file and its directory to stable storage */
   unsigned long long written; /* bytes so far */
 } gs_output;
 
@@ -30,7 +31,9 @@ int gs_output_open(gs_output *out, const char *path);
  * disjoint offsets): one thread copies into the page cache at a few GB/s. */
 int gs_output_write(gs_output *out, const void *data, size_t bytes);
 
-/* Completes the file: closes it and renames the temporary file over OUTPUT. */
+/* Completes the file: closes it and renames the temporary file over OUTPUT. With `sync`, the
+ * data is flushed (fsync) before the rename and the directory entry after it, so OUTPUT
+ * survives a power loss; without, that is left to the operating system, as cp leaves it. */
 int gs_output_commit(gs_output *out);
 
 /* Abandons the output: the temporary file is removed, OUTPUT is left as it was. */

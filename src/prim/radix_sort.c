@@ -75,7 +75,7 @@ static int choose_tile(gs_radix_sort *s) {
 uint64_t gs_radix_sort_max_keys(const gs_device *dev, gs_key_type key, unsigned value_bytes) {
   const unsigned key_bytes = gs_key_info_of(key)->bytes;
   const unsigned bytes = value_bytes > key_bytes ? value_bytes : key_bytes;
-  uint64_t limit = dev->info.max_storage_range / bytes;
+  uint64_t limit = dev->info.max_data_binding / bytes;
   if (dev->info.max_allocation && dev->info.max_allocation / bytes < limit) limit = dev->info.max_allocation / bytes;
   if (limit > MAX_LOOKBACK_COUNT) limit = MAX_LOOKBACK_COUNT;
   return limit;

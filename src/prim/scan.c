@@ -61,7 +61,8 @@ int gs_scan_check_config(const gs_device *dev, const gs_scan_config *c) {
 uint64_t gs_scan_max_elements(const gs_device *dev, const gs_scan_config *c) {
   const unsigned in = gs_key_info_of(c->input)->bytes, acc = gs_key_info_of(c->acc)->bytes;
   const unsigned widest = in > acc ? in : acc;
-  uint64_t limit = dev->info.max_storage_range / widest;
+  /* the input is allocated in whole 16-byte vectors: the rounded size must fit one binding */
+  uint64_t limit = (dev->info.max_data_binding & ~(uint64_t)15) / widest;
   if (dev->info.max_allocation && dev->info.max_allocation / widest < limit) limit = dev->info.max_allocation / widest;
   if (limit > 0xFFFFFFF0ull) limit = 0xFFFFFFF0ull; /* element indices are 32-bit in the kernels */
   return limit;

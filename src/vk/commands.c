@@ -49,6 +49,8 @@ int gs_submission_submit(gs_device *dev, gs_submission *s, const char *stage) {
 
 int gs_submission_wait(gs_device *dev, gs_submission *s, const char *stage) {
   if (!s->pending) return GS_OK;
+  if (dev->wedged) /* an earlier wait gave up: do not wait again on the way out */
+    return gs_fail(GS_ERR_RUNTIME, "GPU stall: %s cannot finish on a stalled device", stage);
   VkResult r = vkWaitForFences(dev->device, 1, &s->fence, VK_TRUE, dev->timeout_ns);
   if (r == VK_TIMEOUT) {
     dev->wedged = true;

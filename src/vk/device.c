@@ -152,6 +152,11 @@ static void probe(VkPhysicalDevice pd, uint32_t index, gs_device_info *info) {
   info->type = props.properties.deviceType;
   info->api_version = props.properties.apiVersion;
   info->max_storage_range = lim->maxStorageBufferRange;
+  /* GPUSORT_MAX_BINDING_BYTES lowers the limit on data arrays so tests reach the size limits
+   * on small inputs. */
+  info->max_data_binding = info->max_storage_range;
+  const uint32_t binding_knob = env_u32("GPUSORT_MAX_BINDING_BYTES", 0);
+  if (binding_knob && binding_knob < info->max_data_binding) info->max_data_binding = binding_knob;
   info->max_groups[0] = lim->maxComputeWorkGroupCount[0];
   info->max_groups[1] = lim->maxComputeWorkGroupCount[1];
   info->max_shared_bytes = lim->maxComputeSharedMemorySize;

@@ -21,6 +21,7 @@ typedef struct {
   uint32_t min_subgroup_size, max_subgroup_size;
   uint64_t device_local_bytes;
   uint64_t max_storage_range; /* bytes one storage-buffer binding can address */
+  uint64_t max_data_binding;  /* the same for arrays of keys and elements (lower in tests) */
   uint64_t max_allocation;
   uint32_t max_groups[2]; /* workgroups per dispatch in x and y */
   uint32_t max_shared_bytes;

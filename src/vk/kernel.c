@@ -132,8 +132,10 @@ int gs_kernel_bind(gs_device *dev, const gs_kernel *k, VkDescriptorPool pool, co
   VkDescriptorBufferInfo info[GS_KERNEL_MAX_BINDINGS];
   VkWriteDescriptorSet w[GS_KERNEL_MAX_BINDINGS];
   for (uint32_t i = 0; i < k->bindings; i++) {
-    VkDeviceSize range = buffers[i]->size;
-    if (range > dev->info.max_storage_range) range = dev->info.max_storage_range & ~(VkDeviceSize)15;
+    const VkDeviceSize range = buffers[i]->size;
+    if (range > dev->info.max_storage_range) /* callers size buffers within the limit */
+      return gs_fail(GS_ERR_RUNTIME, "internal error: a %llu-byte buffer exceeds the device's binding limit",
+                     (unsigned long long)range);
     info[i] = (VkDescriptorBufferInfo){.buffer = buffers[i]->buffer, .offset = 0, .range = range};
     w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
                                   .dstSet = *set,

@@ -32,7 +32,8 @@ void gs_kernel_destroy(gs_device *dev, gs_kernel *k);
 /* A descriptor pool for `sets` sets of up to GS_KERNEL_MAX_BINDINGS storage buffers each. */
 int gs_descriptor_pool_create(gs_device *dev, uint32_t sets, VkDescriptorPool *pool);
 
-/* Allocates a set for `k` binding buffers[i] (whole buffer, capped at the binding limit) to binding i. */
+/* Allocates a set for `k` binding buffers[i] (the whole buffer) to binding i; an error if a
+ * buffer is larger than one binding may address. */
 int gs_kernel_bind(gs_device *dev, const gs_kernel *k, VkDescriptorPool pool, const gs_buffer *const *buffers,
                    VkDescriptorSet *set);
 
