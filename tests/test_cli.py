@@ -462,12 +462,14 @@ class Payloads(CliTest):
         for size, offset, key in [(12, 4, "u32"), (100, 37, "f64"), (16, 8, "i64"), (7, 3, "i32"), (8, 0, "u64")]:
             data = self.gen("r.bin", "--keys", key, "--record-size", str(size), "--key-offset", str(offset),
                             "-n", "3333", "--dist", "few:50")
-            for desc in [False, True]:
+            for desc, gather in [(False, "gpu"), (True, "gpu"), (False, "host"), (True, "host")]:
                 args = ["--keys", key, "--record-size", str(size), "--key-offset", str(offset), "-f", "--verify"]
-                p = run(args + (["--descending"] if desc else []) + [self.path("r.bin"), self.path("o")])
+                p = run(args + (["--descending"] if desc else []) + [self.path("r.bin"), self.path("o")],
+                        env={"GPUSORT_RECORD_GATHER": gather})
                 self.assertEqual(p.returncode, 0, p.stderr)
                 want, _ = reference(data, key, size, offset, desc)
-                self.assertEqual(self.read("o"), want, f"{size}-byte records, {key} at {offset}, desc={desc}")
+                self.assertEqual(self.read("o"), want,
+                                 f"{size}-byte records, {key} at {offset}, desc={desc}, {gather} gather")
                 check = run(["check", "--keys", key, "--record-size", str(size), "--key-offset", str(offset)]
                             + (["--descending"] if desc else []) + [self.path("o")])
                 self.assertEqual(check.returncode, 0, check.stderr)
@@ -508,10 +510,12 @@ class Payloads(CliTest):
         bad = {"GPUSORT_TEST_CORRUPT": "1"}
         self.gen("p.bin", "--keys", "u32", "--values", "u32", "-n", "3000")
         self.gen("r.bin", "--keys", "u32", "--record-size", "12", "--key-offset", "4", "-n", "3000")
-        for args in [["--values", "u32", self.path("p.bin")],
-                     ["--record-size", "12", "--key-offset", "4", self.path("r.bin")],
-                     ["--argsort", self.path("p.bin")]]:
-            p = run(["--keys", "u32", "--verify"] + args + [self.path("o")], env=bad)
+        for args, gather in [(["--values", "u32", self.path("p.bin")], "gpu"),
+                             (["--record-size", "12", "--key-offset", "4", self.path("r.bin")], "gpu"),
+                             (["--record-size", "12", "--key-offset", "4", self.path("r.bin")], "host"),
+                             (["--argsort", self.path("p.bin")], "gpu")]:
+            p = run(["--keys", "u32", "--verify"] + args + [self.path("o")],
+                    env=dict(bad, GPUSORT_RECORD_GATHER=gather))
             self.assert_error(p, 3, "verification failed")
             self.assertFalse(os.path.exists(self.path("o")))
             self.assert_no_temp_files()

@@ -127,8 +127,8 @@ int gs_upload_fields(gs_stager *st, const void *records, size_t count, unsigned 
     const double t = gs_now();
     unsigned char *slot = st->slot[i].mapped;
     for (unsigned f = 0; f < nfields; f++) {
-      if (nfields == 1 && fields[f].offset == 0 && fields[f].bytes == stride) {
-        gs_parallel_memcpy(slot, base + first * stride, n * stride);
+      if (fields[f].offset == 0 && fields[f].bytes == stride) { /* the whole record: one copy */
+        gs_parallel_memcpy(slot + slot_offset(fields, f, n), base + first * stride, n * stride);
       } else {
         gather_job job = {base + first * stride, stride, fields[f], slot + slot_offset(fields, f, n)};
         gs_parallel_for(n, 1 << 16, gather_field, &job);
