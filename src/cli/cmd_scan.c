@@ -171,11 +171,11 @@ static void report(const scan_options *o, const scan_job *j, const char *verb, d
   gs_device_describe(&j->dev.info, desc, sizeof desc);
   gs_note("device %u: %s", j->dev.info.index, desc);
   gs_format_bytes(size, sizeof size, (double)j->in.bytes);
+  char acc_note[32] = "";
+  if (o->config.acc != o->config.input) snprintf(acc_note, sizeof acc_note, ", %s accumulator", acc->name);
   gs_note("%llu %s elements, %s: %s %s%s%s, %s", (unsigned long long)j->n, in->name, size, verb,
           gs_scan_op_name(o->config.op), o->config.reduce_only ? "" : (o->config.inclusive ? ", inclusive" : ", exclusive"),
-          o->config.acc != o->config.input ? (acc->bytes == 8 && acc->kind == GS_KEY_KIND_FLOAT ? ", f64 accumulator"
-                                              : acc->kind == GS_KEY_KIND_SIGNED ? ", i64 accumulator" : ", u64 accumulator")
-                                           : "",
+          acc_note,
           o->config.reduce_only ? "fixed order" : o->config.algo == GS_SCAN_LOOKBACK ? "look-back" : "reduce-then-scan");
   snprintf(line, sizeof line, "opening the device %.0f ms, pipelines and buffers %.0f ms", j->device * 1e3,
            (j->setup - j->device) * 1e3);

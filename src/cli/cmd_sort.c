@@ -118,7 +118,6 @@ typedef struct {
   uint64_t records;           /* in the input: a gathered index must be below */
   int bad_index[64];          /* per worker: an index out of range was returned */
   unsigned out_bytes;         /* per output record */
-  unsigned index_bytes;
   const void *const *fields;  /* the downloaded chunk */
   size_t first;               /* of the piece within the chunk */
   unsigned char *scratch;
@@ -202,7 +201,7 @@ static int sink_chunk(void *ctx, const void *const *fields, size_t count) {
   for (size_t first = 0; first < count; first += piece) {
     const size_t n = count - first < piece ? count - first : piece;
     assembly a = {.kind = s->kind, .layout = &s->o->layout, .input = s->input, .records = s->records,
-                  .out_bytes = s->out_bytes, .index_bytes = s->out_bytes, .fields = fields, .first = first,
+                  .out_bytes = s->out_bytes, .fields = fields, .first = first,
                   .scratch = s->scratch};
     const double t0 = gs_now();
     gs_parallel_for(n, 1 << 14, assemble_range, &a);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/env.h"
 #include "util/error.h"
 
 enum {
@@ -28,11 +29,6 @@ typedef struct {
 
 enum { PASS_FIRST = 1, PASS_LAST = 2, PASS_INDEX_VALUES = 4 };
 
-static uint32_t env_u32(const char *name, uint32_t fallback) {
-  const char *v = getenv(name);
-  return v && *v ? (uint32_t)strtoul(v, NULL, 10) : fallback;
-}
-
 /* item_bytes: the wider of key and value, staged one after the other in shared memory. */
 static uint32_t shared_bytes_for(uint32_t workgroup, uint32_t subgroup, uint32_t keys_per_thread, unsigned item_bytes) {
   uint32_t subgroups = workgroup / subgroup;
@@ -53,11 +49,11 @@ static int choose_tile(gs_radix_sort *s) {
   uint32_t wg = sg * 16;
   if (wg > 512) wg = 512;
   if (wg < 64) wg = 64;
-  wg = env_u32("GPUSORT_SORT_WORKGROUP", wg);
+  wg = gs_env_u32("GPUSORT_SORT_WORKGROUP", wg);
   while (wg > dev->info.max_workgroup_size && wg > sg) wg /= 2;
   const unsigned item = s->config.value_bytes > s->info->bytes ? s->config.value_bytes : s->info->bytes;
   const bool wide = s->info->bytes == 8 || s->config.value_bytes == 8;
-  uint32_t kpt = env_u32("GPUSORT_SORT_KEYS_PER_THREAD", wide ? 5 : 9);
+  uint32_t kpt = gs_env_u32("GPUSORT_SORT_KEYS_PER_THREAD", wide ? 5 : 9);
   /* At least 64 invocations: llvmpipe (Mesa 22.3) computed wrong results for workgroups of
    * 2 to 6 subgroups of 8. */
   if (wg % sg != 0 || wg > dev->info.max_workgroup_size || wg < 64 || kpt == 0 || kpt > 64)
@@ -110,7 +106,7 @@ int gs_radix_sort_create(gs_device *dev, gs_radix_sort *s, const gs_radix_sort_c
   const uint32_t hist_spec[] = {s->histogram_workgroup_size, 0, kind, desc};
   /* Polls of an empty look-back descriptor before the tile recounts the one it waits on;
    * GPUSORT_LOOKBACK_SPIN overrides (1 makes the fallback run all the time, for tests). */
-  const uint32_t spin = env_u32("GPUSORT_LOOKBACK_SPIN", 256);
+  const uint32_t spin = gs_env_u32("GPUSORT_LOOKBACK_SPIN", 256);
   const uint32_t pass_spec[] = {s->workgroup_size, 0, kind, desc, s->keys_per_thread, spin ? spin : 1};
   char pass_name[48];
   snprintf(pass_name, sizeof pass_name, "radix_onesweep_k%u", wide ? 64 : 32);

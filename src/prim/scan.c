@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/env.h"
 #include "util/error.h"
 
 enum { MODE_LOOKBACK, MODE_REDUCE, MODE_DOWNSWEEP };
@@ -12,11 +13,6 @@ enum { TILE_NO_PREFIX = 1 };
 typedef struct {
   uint32_t n, tiles, flags;
 } scan_push;
-
-static uint32_t env_u32(const char *name, uint32_t fallback) {
-  const char *v = getenv(name);
-  return v && *v ? (uint32_t)strtoul(v, NULL, 10) : fallback;
-}
 
 const char *gs_scan_op_name(gs_scan_op op) { return op == GS_SCAN_MIN ? "min" : op == GS_SCAN_MAX ? "max" : "sum"; }
 
@@ -78,7 +74,7 @@ static int make_kernel(gs_scan *s, gs_kernel *k, int mode, bool spine, bool spli
   static const char *const modes[] = {"lookback", "reduce", "downsweep"};
   snprintf(name, sizeof name, "scan_%s_i%u_r%u%s", modes[mode], in->bytes * 8, accumulator_rep(c),
            split ? "_split" : "");
-  const uint32_t spin = env_u32("GPUSORT_LOOKBACK_SPIN", 256);
+  const uint32_t spin = gs_env_u32("GPUSORT_LOOKBACK_SPIN", 256);
   const uint32_t spec[] = {s->workgroup_size, 0, 0, 0, s->rows, spin ? spin : 1, (uint32_t)c->op, (uint32_t)in->kind,
                            (uint32_t)acc->kind, inclusive};
   return gs_kernel_create(s->dev, k, name, 6, sizeof(scan_push), spec, 10);
@@ -99,8 +95,8 @@ int gs_scan_create(gs_device *dev, gs_scan *s, const gs_scan_config *config) {
    * 55%. GPUSORT_SCAN_WORKGROUP and GPUSORT_SCAN_ROWS override, for tuning. */
   uint32_t wg = dev->subgroup_size * 16;
   wg = wg < 64 ? 64 : wg > 512 ? 512 : wg;
-  s->workgroup_size = env_u32("GPUSORT_SCAN_WORKGROUP", wg);
-  s->rows = env_u32("GPUSORT_SCAN_ROWS", 8);
+  s->workgroup_size = gs_env_u32("GPUSORT_SCAN_WORKGROUP", wg);
+  s->rows = gs_env_u32("GPUSORT_SCAN_ROWS", 8);
   /* At least 64 invocations: llvmpipe (Mesa 22.3) computed wrong results for workgroups of
    * 2 to 6 subgroups of 8. */
   if (s->workgroup_size % dev->subgroup_size || s->workgroup_size > dev->info.max_workgroup_size ||
@@ -110,7 +106,7 @@ int gs_scan_create(gs_device *dev, gs_scan *s, const gs_scan_config *config) {
   s->tile = s->workgroup_size * s->rows * (in->bytes == 8 ? 2 : 4);
   /* Packed descriptors need 64-bit atomics and fit 32-bit accumulators; GPUSORT_SCAN_SPLIT=1
    * forces the split layout (tests). */
-  s->split_descriptors = acc->bytes == 8 || !dev->info.has_int64_atomics || env_u32("GPUSORT_SCAN_SPLIT", 0);
+  s->split_descriptors = acc->bytes == 8 || !dev->info.has_int64_atomics || gs_env_u32("GPUSORT_SCAN_SPLIT", 0);
 
   /* Levels of reduce-then-scan: the input, then tile values until one tile holds them (until
    * one value remains, for a reduction). */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/env.h"
 #include "util/error.h"
 
 enum { DEFAULT_TIMEOUT_S = 60 };
@@ -86,14 +87,6 @@ void gs_device_describe(const gs_device_info *info, char *buf, size_t size) {
   snprintf(buf, size, "%s (%s, subgroup %u)", info->name, info->driver, info->subgroup_size);
 }
 
-static uint32_t env_u32(const char *name, uint32_t fallback) {
-  const char *v = getenv(name);
-  if (!v || !*v) return fallback;
-  char *end;
-  unsigned long x = strtoul(v, &end, 10);
-  return (*end || x == 0 || x > UINT32_MAX) ? fallback : (uint32_t)x;
-}
-
 static bool has_device_extension(VkPhysicalDevice pd, const char *name) {
   uint32_t n = 0;
   if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS) return false;
@@ -155,7 +148,7 @@ static void probe(VkPhysicalDevice pd, uint32_t index, gs_device_info *info) {
   /* GPUSORT_MAX_BINDING_BYTES lowers the limit on data arrays so tests reach the size limits
    * on small inputs. */
   info->max_data_binding = info->max_storage_range;
-  const uint32_t binding_knob = env_u32("GPUSORT_MAX_BINDING_BYTES", 0);
+  const uint32_t binding_knob = gs_env_u32("GPUSORT_MAX_BINDING_BYTES", 0);
   if (binding_knob && binding_knob < info->max_data_binding) info->max_data_binding = binding_knob;
   info->max_groups[0] = lim->maxComputeWorkGroupCount[0];
   info->max_groups[1] = lim->maxComputeWorkGroupCount[1];
@@ -190,7 +183,7 @@ static void probe(VkPhysicalDevice pd, uint32_t index, gs_device_info *info) {
 
   /* Run at 32 lanes where the device allows (NVIDIA, AMD RDNA, Intel), else its nearest size;
    * GPUSORT_SUBGROUP_SIZE overrides for experiments. */
-  uint32_t want = env_u32("GPUSORT_SUBGROUP_SIZE", 32);
+  uint32_t want = gs_env_u32("GPUSORT_SUBGROUP_SIZE", 32);
   uint32_t sg = want < p13.minSubgroupSize ? p13.minSubgroupSize : want > p13.maxSubgroupSize ? p13.maxSubgroupSize : want;
   info->subgroup_size = sg;
 
@@ -393,7 +386,7 @@ int gs_device_open(gs_device *dev, int index) {
   dev->subgroup_size = info.subgroup_size;
   /* GPUSORT_MAX_WORKGROUPS lowers the x-dimension dispatch limit so tests reach the
    * folded (x * y) dispatch path on small inputs. */
-  dev->max_groups_x = env_u32("GPUSORT_MAX_WORKGROUPS", info.max_groups[0]);
+  dev->max_groups_x = gs_env_u32("GPUSORT_MAX_WORKGROUPS", info.max_groups[0]);
   if (dev->max_groups_x > info.max_groups[0]) dev->max_groups_x = info.max_groups[0];
   dev->max_groups_y = info.max_groups[1];
   vkGetPhysicalDeviceMemoryProperties(dev->physical, &dev->memory);
