@@ -8,31 +8,27 @@
 #include "lib/common.glsl"
 #include "lib/keys.glsl"
 
-layout(std430, binding = 0) readonly buffer Keys { key_t keys[]; };
-layout(std430, binding = 1) buffer Histograms { uint histograms[]; }; // [pass][RADIX], zeroed by the host
-
-layout(push_constant) uniform Push {
-  uint n;
-  uint passes;      // digit positions to count
-  uint first_shift; // bit offset of the first digit
-  uint last_bits;   // width of the last digit, 1..8; the others are 8 wide
-  uint groups;      // workgroups sharing the keys (the dispatch may be folded into 2D)
-} pc;
+layout(push_constant, std430) uniform Push { gs_histogram_push pc; };
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer Control { gs_sort_control control; };
 
 const uint MAX_PASSES = KEY_BITS / RADIX_BITS;
 shared uint s_histograms[MAX_PASSES * RADIX];
 
 void main() {
+  const bool indirect = (pc.flags & GS_SORT_INDIRECT) != 0u;
+  const uint n = indirect ? Control(pc.control).control.n : pc.n;
+  const uint groups = indirect ? Control(pc.control).control.histogram_groups : pc.groups;
   const uint lid = gl_LocalInvocationID.x;
-  const uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-  if (group >= pc.groups) return;
+  const uint group = linear_group_index();
+  if (group >= groups) return;
   const uint bins = pc.passes * RADIX;
   for (uint i = lid; i < bins; i += WORKGROUP_SIZE) s_histograms[i] = 0u;
   barrier();
 
-  const uint stride = pc.groups * WORKGROUP_SIZE;
-  for (uint i = group * WORKGROUP_SIZE + lid; i < pc.n; i += stride) {
-    const key_t ordered = key_to_ordered(keys[i]);
+  KeyArray keys = KeyArray(pc.keys);
+  const uint stride = groups * WORKGROUP_SIZE;
+  for (uint i = group * WORKGROUP_SIZE + lid; i < n; i += stride) {
+    const key_t ordered = key_to_ordered(keys.keys[i]);
     [[unroll]] for (uint p = 0u; p < MAX_PASSES; p++) {
       if (p < pc.passes) {
         const uint bits = p + 1u == pc.passes ? pc.last_bits : RADIX_BITS;
@@ -42,8 +38,9 @@ void main() {
   }
   barrier();
 
+  WordArray histograms = WordArray(pc.histograms);
   for (uint i = lid; i < bins; i += WORKGROUP_SIZE) {
     const uint count = s_histograms[i];
-    if (count != 0u) atomicAdd(histograms[i], count);
+    if (count != 0u) atomicAdd(histograms.words[i], count);
   }
 }

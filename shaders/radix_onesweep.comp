@@ -20,39 +20,22 @@
 #include "lib/common.glsl"
 #include "lib/keys.glsl"
 
-layout(constant_id = 4) const uint KEYS_PER_THREAD = 9;
+layout(constant_id = GS_SPEC_TILE_ROWS) const uint KEYS_PER_THREAD = 9;
 
-layout(std430, binding = 0) readonly buffer KeysIn { key_t keys_in[]; };
-layout(std430, binding = 1) writeonly buffer KeysOut { key_t keys_out[]; };
-layout(std430, binding = 2) readonly buffer DigitStarts { uint digit_starts[]; }; // [pass][RADIX]
-layout(std430, binding = 3) buffer Lookback { uint lookback[]; };                 // [tile][RADIX], zeroed
-layout(std430, binding = 4) buffer Control { uint tickets[]; };                   // one per pass, zeroed
 #if VALUE_WORDS == 2
 #define value_t uint64_t
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer ValueArray { value_t values[]; };
 #elif VALUE_WORDS == 1
 #define value_t uint
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer ValueArray { value_t values[]; };
 #endif
-#if VALUE_WORDS > 0
-layout(std430, binding = 5) readonly buffer ValuesIn { value_t values_in[]; };
-layout(std430, binding = 6) writeonly buffer ValuesOut { value_t values_out[]; };
-#endif
+
+layout(push_constant, std430) uniform Push { gs_onesweep_push pc; };
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer Control { gs_sort_control control; };
 
 #include "lib/lookback.glsl"
 #include "lib/subgroup_multisplit.glsl"
 #include "lib/workgroup_scan.glsl"
-
-layout(push_constant) uniform Push {
-  uint n;
-  uint tiles;
-  uint shift; // bit offset of this pass's digit
-  uint bits;  // digit width, 1..8
-  uint pass;  // selects the ticket counter and the digit starts
-  uint flags;
-} pc;
-
-const uint PASS_FIRST = 1u;        // keys arrive as stored: map them to ordered keys
-const uint PASS_LAST = 2u;         // write keys back as stored
-const uint PASS_INDEX_VALUES = 4u; // first pass: each value is its key's input index
 
 const uint TILE_KEYS = WORKGROUP_SIZE * KEYS_PER_THREAD;
 const uint SUBGROUP_KEYS = SUBGROUP_SIZE * KEYS_PER_THREAD;
@@ -77,9 +60,13 @@ shared uint s_stuck_tile;         // fallback: 1 + the newest tile a digit waits
 
 uint digit_of(key_t ordered) { return key_digit(ordered, pc.shift, pc.bits); }
 
+// The pass's key count and tiles: from the push constants, or for an indirect sort from the
+// control block that radix_prepare_indirect filled from the caller's count.
+uint g_n, g_tiles;
+
 key_t load_key(uint index) {
-  const key_t k = keys_in[index];
-  return (pc.flags & PASS_FIRST) != 0u ? key_to_ordered(k) : k;
+  const key_t k = KeyArray(pc.keys_in).keys[index];
+  return (pc.flags & GS_SORT_FIRST_PASS) != 0u ? key_to_ordered(k) : k;
 }
 
 void stage_key(uint position, key_t ordered) {
@@ -101,8 +88,8 @@ key_t staged_key(uint position) {
 
 #if VALUE_WORDS > 0
 value_t load_value(uint index) {
-  if ((pc.flags & PASS_INDEX_VALUES) != 0u) return value_t(index);
-  return values_in[index];
+  if ((pc.flags & GS_SORT_INDEX_VALUES) != 0u) return value_t(index);
+  return ValueArray(pc.values_in).values[index];
 }
 
 void stage_value(uint position, value_t v) {
@@ -184,7 +171,7 @@ void look_back(uint tile) {
     recount_tile(k);
     for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) {
       if (s_walk_next[d] == k) {
-        const uint count = k == 0u ? s_recount[d] + digit_starts[pc.pass * RADIX + d] : s_recount[d];
+        const uint count = k == 0u ? s_recount[d] + WordArray(pc.digit_starts).words[pc.pass * RADIX + d] : s_recount[d];
         lookback_post_if_empty(k * RADIX + d, (k == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | count);
         settle_digit(tile, d, k == 0u ? LOOKBACK_DONE : k - 1u, s_digit_dest[d] + count);
       }
@@ -199,11 +186,14 @@ void main() {
   const uint lane = gl_SubgroupInvocationID;
   const uint counters = gl_SubgroupID * RADIX;
 
-  if (lid == 0u) s_ticket = atomicAdd(tickets[pc.pass], 1u);
+  const bool indirect = (pc.flags & GS_SORT_INDIRECT) != 0u;
+  g_n = indirect ? Control(pc.control).control.n : pc.n;
+  g_tiles = indirect ? Control(pc.control).control.tiles : pc.tiles;
+  if (lid == 0u) s_ticket = atomicAdd(Control(pc.control).control.tickets[pc.pass], 1u);
   for (uint i = lid; i < COUNTER_WORDS; i += WORKGROUP_SIZE) s_stage[i] = 0u;
   barrier();
   const uint tile = s_ticket;
-  if (tile >= pc.tiles) return; // surplus workgroup of a folded dispatch
+  if (tile >= g_tiles) return; // surplus workgroup of a folded dispatch
 
   // Load: subgroup s owns keys [s * SUBGROUP_KEYS, (s + 1) * SUBGROUP_KEYS) of the tile, lane by
   // lane, so every load is contiguous across the subgroup and ranks follow input order.
@@ -213,7 +203,7 @@ void main() {
   key_t keys[KEYS_PER_THREAD];
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
     const uint index = first + i * SUBGROUP_SIZE;
-    keys[i] = index < pc.n ? load_key(index) : ORDERED_KEY_MAX;
+    keys[i] = index < g_n ? load_key(index) : ORDERED_KEY_MAX;
   }
 
   // Rank within the subgroup: keys before this one with the same digit, counting earlier
@@ -249,7 +239,7 @@ void main() {
     s_digit_count[d] = total;
     s_digit_start[d] = total;
     if (tile == 0u) {
-      settle_digit(tile, d, LOOKBACK_DONE, digit_starts[pc.pass * RADIX + d]);
+      settle_digit(tile, d, LOOKBACK_DONE, WordArray(pc.digit_starts).words[pc.pass * RADIX + d]);
     } else {
       lookback_post(tile * RADIX + d, LOOKBACK_AGGREGATE | total);
       s_walk_next[d] = tile - 1u;
@@ -273,7 +263,7 @@ void main() {
 
   // Write out in tile order: consecutive invocations mostly share a digit, so they write
   // consecutive addresses. Padding sorts last and is never written.
-  const uint valid = min(TILE_KEYS, pc.n - tile_first);
+  const uint valid = min(TILE_KEYS, g_n - tile_first);
 #if VALUE_WORDS > 0
   uint dest[KEYS_PER_THREAD]; // where each written position went: its value goes there too
 #endif
@@ -282,7 +272,7 @@ void main() {
     if (j < valid) {
       const key_t k = staged_key(j);
       const uint to = s_digit_dest[digit_of(k)] + j;
-      keys_out[to] = (pc.flags & PASS_LAST) != 0u ? key_from_ordered(k) : k;
+      KeyArray(pc.keys_out).keys[to] = (pc.flags & GS_SORT_LAST_PASS) != 0u ? key_from_ordered(k) : k;
 #if VALUE_WORDS > 0
       dest[i] = to;
 #endif
@@ -294,12 +284,12 @@ void main() {
   barrier(); // staged keys read before the values overwrite them
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
     const uint index = first + i * SUBGROUP_SIZE;
-    if (index < pc.n) stage_value(rank[i], load_value(index));
+    if (index < g_n) stage_value(rank[i], load_value(index));
   }
   barrier();
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
     const uint j = lid + i * WORKGROUP_SIZE;
-    if (j < valid) values_out[dest[i]] = staged_value(j);
+    if (j < valid) ValueArray(pc.values_out).values[dest[i]] = staged_value(j);
   }
 #endif
 }

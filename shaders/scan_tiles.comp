@@ -25,8 +25,8 @@
 #endif
 #include "lib/scan_ops.glsl"
 
-layout(constant_id = 4) const uint ROWS = 4;
-layout(constant_id = 9) const uint INCLUSIVE = 1;
+layout(constant_id = GS_SPEC_TILE_ROWS) const uint ROWS = 4;
+layout(constant_id = GS_SPEC_SCAN_INCLUSIVE) const uint INCLUSIVE = 1;
 
 const uint VEC = IN_BITS == 64 ? 2u : 4u; // elements per 16-byte load
 const uint SEGMENT = ROWS * VEC * SUBGROUP_SIZE;
@@ -38,31 +38,26 @@ const uint TILE = NUM_SUBGROUPS * SEGMENT;
 #define in_vec_t uvec4
 #endif
 
-layout(std430, binding = 0) readonly buffer InputVectors { in_vec_t input_vectors[]; };
-layout(std430, binding = 1) readonly buffer InputScalars { in_t input_scalars[]; };
-layout(std430, binding = 2) writeonly buffer Output { acc_bits_t outputs[]; };
-layout(std430, binding = 3) buffer Control { uint tickets[]; };
-#if MODE == 0
-#ifdef SPLIT_DESCRIPTORS
-layout(std430, binding = 4) buffer Descriptors { uint descriptors[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer InputVectors { in_vec_t input_vectors[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer OutputVectors { in_vec_t output_vectors[]; };
+#if IN_BITS == 64
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer InputScalars { in_t input_scalars[]; };
 #else
-layout(std430, binding = 4) buffer Descriptors { uint64_t descriptors[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer InputScalars { in_t input_scalars[]; };
 #endif
+#if ACC_BITS == 64
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer AccArray { acc_bits_t values[]; };
 #else
-layout(std430, binding = 4) buffer TileValues { acc_bits_t tile_values[]; }; // aggregates or prefixes
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer AccArray { acc_bits_t values[]; };
 #endif
-#if ACC_BITS == IN_BITS
-// The output as 16-byte vectors (the same buffer as binding 2), when elements keep their width.
-layout(std430, binding = 5) writeonly buffer OutputVectors { in_vec_t output_vectors[]; };
+#if MODE == 0 && !defined(SPLIT_DESCRIPTORS)
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer PackedDescriptors { uint64_t descriptors[]; };
 #endif
 
-layout(push_constant) uniform Push {
-  uint n;
-  uint tiles;
-  uint flags;
-} pc;
-
-const uint TILE_NO_PREFIX = 1u; // downsweep of a single tile: the prefix is the identity
+// pc.results receives the scans (16-byte vector stores where elements keep their width);
+// pc.tile_data holds the look-back descriptors (MODE 0) or the tile values: aggregates
+// written by MODE 1, prefixes read by MODE 2.
+layout(push_constant, std430) uniform Push { gs_scan_push pc; };
 
 shared rep_t s_subgroup[NUM_SUBGROUPS]; // subgroup totals, then their exclusive prefixes
 shared rep_t s_tile_prefix;
@@ -71,11 +66,11 @@ shared uint s_ticket;
 // Loads row r of this lane (VEC elements), the identity past n.
 void load_row(uint first, out rep_t v[4]) {
   if (first + VEC <= pc.n) {
-    const in_vec_t raw = input_vectors[first / VEC];
+    const in_vec_t raw = InputVectors(pc.elements).input_vectors[first / VEC];
     [[unroll]] for (uint k = 0u; k < VEC; k++) v[k] = rep_of_input(raw[k]);
   } else {
     [[unroll]] for (uint k = 0u; k < VEC; k++)
-      v[k] = first + k < pc.n ? rep_of_input(input_scalars[first + k]) : rep_identity();
+      v[k] = first + k < pc.n ? rep_of_input(InputScalars(pc.elements).input_scalars[first + k]) : rep_identity();
   }
 }
 
@@ -98,11 +93,11 @@ void main() {
   const uint lid = gl_LocalInvocationID.x;
   const uint lane = gl_SubgroupInvocationID;
 #if MODE == 0
-  if (lid == 0u) s_ticket = atomicAdd(tickets[0], 1u);
+  if (lid == 0u) s_ticket = atomicAdd(WordArray(pc.tickets).words[0], 1u);
   barrier();
   const uint tile = s_ticket;
 #else
-  const uint tile = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  const uint tile = linear_group_index();
 #endif
   if (tile >= pc.tiles) return; // surplus workgroup of a folded dispatch
 
@@ -144,10 +139,10 @@ void main() {
     }
     if (lane == 0u) s_tile_prefix = prefix;
 #elif MODE == 1
-    if (lane == 0u) tile_values[tile] = bits_from_rep(aggregate);
+    if (lane == 0u) AccArray(pc.tile_data).values[tile] = bits_from_rep(aggregate);
 #else
     if (lane == 0u)
-      s_tile_prefix = (pc.flags & TILE_NO_PREFIX) != 0u ? rep_identity() : rep_from_bits(tile_values[tile]);
+      s_tile_prefix = (pc.flags & GS_SCAN_TILE_NO_PREFIX) != 0u ? rep_identity() : rep_from_bits(AccArray(pc.tile_data).values[tile]);
 #endif
   }
 #if MODE == 1
@@ -169,15 +164,15 @@ void main() {
 #if ACC_BITS == IN_BITS
     if (first + VEC <= pc.n) { // one 16-byte store
 #if IN_BITS == 64
-      output_vectors[first / VEC] = in_vec_t(result[0], result[1]);
+      OutputVectors(pc.results).output_vectors[first / VEC] = in_vec_t(result[0], result[1]);
 #else
-      output_vectors[first / VEC] = in_vec_t(result[0], result[1], result[2], result[3]);
+      OutputVectors(pc.results).output_vectors[first / VEC] = in_vec_t(result[0], result[1], result[2], result[3]);
 #endif
       continue;
     }
 #endif
     [[unroll]] for (uint k = 0u; k < VEC; k++)
-      if (first + k < pc.n) outputs[first + k] = result[k];
+      if (first + k < pc.n) AccArray(pc.results).values[first + k] = result[k];
   }
 }
 #endif

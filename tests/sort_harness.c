@@ -10,32 +10,22 @@
 
 int harness_open(harness *h) {
   memset(h, 0, sizeof *h);
-  int rc = gs_device_open(&h->dev, -1);
+  gs_context_init(&h->ctx, -1, 60, 0);
+  int rc = gs_context_device(&h->ctx, NULL, NULL);
   if (rc) fprintf(stderr, "cannot open a device: %s\n", gs_last_error());
   return rc;
 }
 
-void harness_close(harness *h) {
-  if (h->have_sorter) gs_radix_sort_destroy(&h->sorter);
-  gs_device_close(&h->dev);
-}
+void harness_close(harness *h) { gs_context_close(&h->ctx); }
 
-/* Reuses the sorter while the configuration matches and the capacity suffices. */
-static int ensure_sorter(harness *h, gs_key_type key, bool descending, unsigned value_bytes, uint64_t n) {
-  if (h->have_sorter && h->config.key == key && h->config.descending == descending &&
-      h->config.value_bytes == value_bytes && h->config.capacity >= n)
-    return GS_OK;
-  if (h->have_sorter) gs_radix_sort_destroy(&h->sorter);
-  h->have_sorter = false;
-  h->config = (gs_radix_sort_config){
-      .key = key, .descending = descending, .value_bytes = value_bytes, .capacity = n < 4096 ? 4096 : n};
-  int rc = gs_radix_sort_create(&h->dev, &h->sorter, &h->config);
-  if (rc == GS_OK) h->have_sorter = true;
-  return rc;
+static int sorter_for(harness *h, gs_key_type key, bool descending, unsigned value_bytes, const gs_radix_sort **s) {
+  const gs_radix_sort_config config = {.key = key, .descending = descending, .value_bytes = value_bytes};
+  return gs_context_sorter(&h->ctx, &config, s);
 }
 
 uint32_t harness_tile_keys(harness *h, gs_key_type key, unsigned value_bytes) {
-  return ensure_sorter(h, key, false, value_bytes, 1) == GS_OK ? h->sorter.tile_keys : 0;
+  const gs_radix_sort *s;
+  return sorter_for(h, key, false, value_bytes, &s) == GPUSORT_OK ? s->tile_keys : 0;
 }
 
 typedef struct {
@@ -50,31 +40,91 @@ static int sink_copy(void *ctx, const void *const *fields, size_t count) {
     memcpy(c->out[f], fields[f], count * c->bytes[f]);
     c->out[f] += count * c->bytes[f];
   }
-  return GS_OK;
+  return GPUSORT_OK;
+}
+
+/* The sort's buffers: [0] in, [1] tmp, [2] out (PLACE_SEPARATE), for keys and for values. */
+typedef struct {
+  gs_buffer keys[3], values[3], state, count;
+} sort_buffers;
+
+static void free_buffers(gs_device *dev, sort_buffers *b) {
+  for (int i = 0; i < 3; i++) {
+    gs_buffer_destroy(dev, &b->keys[i]);
+    gs_buffer_destroy(dev, &b->values[i]);
+  }
+  gs_buffer_destroy(dev, &b->state);
+  gs_buffer_destroy(dev, &b->count);
+}
+
+static int make_buffers(harness *h, const gs_radix_sort *s, uint64_t max_n, unsigned vb, sort_buffers *b) {
+  gs_device *dev = &h->ctx.dev;
+  const uint64_t kbytes = (max_n ? max_n : 1) * s->info->bytes, vbytes = (max_n ? max_n : 1) * vb;
+  int rc = GPUSORT_OK;
+  for (int i = 0; i < 3 && !rc; i++) {
+    if (i == 2 && h->place != PLACE_SEPARATE) break;
+    rc = gs_buffer_create(dev, &b->keys[i], kbytes, GS_MEM_DEVICE, "test keys");
+    if (!rc && vb) rc = gs_buffer_create(dev, &b->values[i], vbytes, GS_MEM_DEVICE, "test values");
+  }
+  if (!rc) rc = gs_buffer_create(dev, &b->state, gs_radix_sort_state_bytes(s, max_n), GS_MEM_DEVICE, "test state");
+  if (!rc) rc = gs_buffer_create(dev, &b->count, 16, GS_MEM_DEVICE, "test count");
+  return rc;
+}
+
+static gs_radix_sort_array arrangement(const harness *h, const gs_buffer *a) {
+  const gs_range in = gs_buffer_range(&a[0]), tmp = gs_buffer_range(&a[1]);
+  return (gs_radix_sort_array){in, h->place == PLACE_SEPARATE ? gs_buffer_range(&a[2]) : in, tmp};
+}
+
+/* Records, submits and waits for the sort. */
+static int run_sort(harness *h, const gs_radix_sort *s, const gs_radix_sort_run *run, const gs_radix_sort_buffers *b) {
+  gs_device *dev = &h->ctx.dev;
+  gs_submission sub = {0};
+  int rc = gs_submission_init(dev, &sub);
+  if (!rc) rc = gs_submission_begin(dev, &sub);
+  if (!rc) rc = gs_radix_sort_record(s, sub.cb, run, b, NULL);
+  if (!rc) rc = gs_submission_submit(dev, &sub, "the test sort");
+  if (!rc) rc = gs_submission_wait(dev, &sub, "the test sort");
+  gs_submission_destroy(dev, &sub);
+  return rc;
 }
 
 int harness_gpu_sort(harness *h, const sort_case *c, const void *keys, const void *values, uint64_t n,
                      void *out_keys, void *out_values) {
+  gs_device *dev = &h->ctx.dev;
   const unsigned kb = gs_key_info_of(c->key)->bytes, vb = c->value_bytes;
-  int rc = ensure_sorter(h, c->key, c->descending, vb, n);
+  const gs_radix_sort *s;
+  int rc = sorter_for(h, c->key, c->descending, vb, &s);
   if (rc) return rc;
+  /* an indirect sort's arrays and state are sized for more than it sorts */
+  const uint64_t max_n = h->place == PLACE_INDIRECT ? n + 2 * s->tile_keys + 5 : n;
+  sort_buffers buffers = {0};
   gs_stager up = {0}, down = {0};
   gs_transfer_stats stats = {0};
-  gs_radix_sort_result result;
-  gs_radix_sort_run_options run = {
-      .n = n, .begin_bit = c->begin_bit, .end_bit = c->end_bit, .index_values = c->index_values};
+  const uint32_t count = (uint32_t)n;
+  gs_radix_sort_buffers b = {.state = gs_buffer_range(&buffers.state)};
+  gs_radix_sort_run run = {.n = n, .max_n = max_n, .begin_bit = c->begin_bit, .end_bit = c->end_bit,
+                           .index_values = c->index_values};
   copy_sink sink = {{out_keys, out_values}, {kb, vb}};
   const size_t bytes = n * (kb + vb);
-  if (!(rc = gs_stager_create(&h->dev, &up, GS_MEM_UPLOAD, bytes)) &&
-      !(rc = gs_stager_create(&h->dev, &down, GS_MEM_READBACK, bytes)) &&
-      !(rc = gs_upload(&up, gs_radix_sort_input(&h->sorter), keys, n * kb, &stats)) &&
-      !(vb && !c->index_values && (rc = gs_upload(&up, gs_radix_sort_values_input(&h->sorter), values, n * vb, &stats))) &&
-      !(rc = gs_radix_sort_run(&h->sorter, &run, &result))) {
-    gs_field fields[2] = {{result.keys, 0, kb}, {result.values, 0, vb}};
+  if (!(rc = make_buffers(h, s, max_n, vb, &buffers))) {
+    b.keys = arrangement(h, buffers.keys);
+    b.values = arrangement(h, buffers.values);
+    if (h->place == PLACE_INDIRECT) b.count = gs_buffer_range(&buffers.count);
+    b.state = gs_buffer_range(&buffers.state);
+  }
+  if (!rc && !(rc = gs_stager_create(dev, &up, GS_MEM_UPLOAD, bytes + 16)) &&
+      !(rc = gs_stager_create(dev, &down, GS_MEM_READBACK, bytes)) &&
+      !(rc = gs_upload(&up, b.keys.in, keys, n * kb, &stats)) &&
+      !(vb && !c->index_values && (rc = gs_upload(&up, b.values.in, values, n * vb, &stats))) &&
+      !(rc = gs_upload(&up, gs_buffer_range(&buffers.count), &count, 4, &stats)) &&
+      !(rc = run_sort(h, s, &run, &b))) {
+    gs_field fields[2] = {{b.keys.out, 0, kb}, {b.values.out, 0, vb}};
     rc = gs_download_fields(&down, fields, vb ? 2 : 1, n, sink_copy, &sink, &stats);
   }
   gs_stager_destroy(&up);
   gs_stager_destroy(&down);
+  free_buffers(dev, &buffers);
   return rc;
 }
 

@@ -1,4 +1,5 @@
-/* Shared by the GPU sort tests: a device, a sorter sized on demand, and a CPU reference. */
+/* Shared by the GPU sort tests: a context (device and cached pipelines), the sort recorded on
+ * buffers in several arrangements, and a CPU reference. */
 #ifndef GS_TESTS_SORT_HARNESS_H
 #define GS_TESTS_SORT_HARNESS_H
 
@@ -6,7 +7,15 @@
 #include <stdint.h>
 
 #include "io/datagen.h"
-#include "prim/radix_sort.h"
+#include "job/context.h"
+
+/* How the sort's arrays are arranged (gs_radix_sort_array), and how it learns n. */
+typedef enum {
+  PLACE_IN_PLACE, /* out = in; an odd pass count ends with a copy into place */
+  PLACE_SEPARATE, /* out apart from in and tmp */
+  PLACE_INDIRECT, /* in place, n read from a GPU buffer, arrays sized for more */
+  PLACE_COUNT
+} placement;
 
 /* What one GPU sort does. */
 typedef struct {
@@ -18,10 +27,8 @@ typedef struct {
 } sort_case;
 
 typedef struct {
-  gs_device dev;
-  gs_radix_sort sorter;
-  bool have_sorter;
-  gs_radix_sort_config config;
+  gs_context ctx;
+  placement place;
   int failures, checks;
 } harness;
 

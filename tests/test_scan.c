@@ -11,6 +11,7 @@
  *                           over repeated runs
  *   test_scan references    the benchmark's textbook scans (Hillis-Steele, Blelloch over global
  *                           and shared memory, subgroup-blocked), inclusive and exclusive
+ *   test_scan reduce        reductions of every type and operator over boundary sizes
  *   (run matrix with GPUSORT_SCAN_SPLIT=1 for the split descriptor layout, and with
  *    GPUSORT_LOOKBACK_SPIN=1 for the look-back fallback) */
 #include <float.h>
@@ -21,12 +22,13 @@
 #include <xxhash.h>
 
 #include "io/transfer.h"
-#include "prim/scan.h"
+#include "job/context.h"
 #include "prim/scan_reference.h"
 #include "util/error.h"
 
 typedef struct {
-  gs_device dev;
+  gs_context ctx;
+  gs_device *dev;
   int failures, checks;
 } tester;
 
@@ -106,6 +108,44 @@ static long double as_real(const gs_key_info *a, uint64_t bits) {
   return f;
 }
 
+/* Scans (or reduces) n elements on the GPU into `out`; *tile: the scan's tile. */
+static int scan_on_gpu(tester *t, const gs_scan_config *c, const void *input, uint64_t n, void *out, unsigned *tile) {
+  const unsigned in = gs_key_info_of(c->input)->bytes, acc = gs_key_info_of(c->acc)->bytes;
+  const uint64_t results = c->reduce_only ? 1 : n;
+  const gs_scan *s;
+  gs_buffer in_buf = {0}, out_buf = {0}, state = {0};
+  gs_stager up = {0}, down = {0};
+  gs_submission sub = {0};
+  gs_transfer_stats stats = {0};
+  int rc = gs_context_scan(&t->ctx, c, &s);
+  if (!rc) rc = gs_buffer_create(t->dev, &in_buf, n * in, GS_MEM_DEVICE, "test input");
+  if (!rc) rc = gs_buffer_create(t->dev, &out_buf, results * acc, GS_MEM_DEVICE, "test output");
+  if (!rc) rc = gs_buffer_create(t->dev, &state, gs_scan_state_bytes(s, n), GS_MEM_DEVICE, "test state");
+  if (!rc) rc = gs_stager_create(t->dev, &up, GS_MEM_UPLOAD, n * in);
+  if (!rc) rc = gs_stager_create(t->dev, &down, GS_MEM_READBACK, results * acc);
+  if (!rc) rc = gs_upload(&up, gs_buffer_range(&in_buf), input, n * in, &stats);
+  if (!rc) rc = gs_submission_init(t->dev, &sub);
+  if (!rc) rc = gs_submission_begin(t->dev, &sub);
+  if (!rc)
+    rc = gs_scan_record(s, sub.cb, n, n, gs_buffer_range(&in_buf), gs_buffer_range(&out_buf), gs_buffer_range(&state),
+                        NULL);
+  if (!rc) rc = gs_submission_submit(t->dev, &sub, "the test scan");
+  if (!rc) rc = gs_submission_wait(t->dev, &sub, "the test scan");
+  if (!rc && results) {
+    gs_field f = {gs_buffer_range(&out_buf), 0, acc};
+    copy_sink sink = {out, acc};
+    rc = gs_download_fields(&down, &f, 1, results, sink_copy, &sink, &stats);
+  }
+  if (!rc) *tile = s->tile;
+  gs_submission_destroy(t->dev, &sub);
+  gs_stager_destroy(&up);
+  gs_stager_destroy(&down);
+  gs_buffer_destroy(t->dev, &in_buf);
+  gs_buffer_destroy(t->dev, &out_buf);
+  gs_buffer_destroy(t->dev, &state);
+  return rc;
+}
+
 static void check(tester *t, const gs_scan_config *c, uint64_t n, bool wrapping, const char *label) {
   const gs_key_info *in = gs_key_info_of(c->input), *acc = gs_key_info_of(c->acc);
   const size_t m = n ? n : 1;
@@ -113,23 +153,8 @@ static void check(tester *t, const gs_scan_config *c, uint64_t n, bool wrapping,
   make_input(c->input, c->op, wrapping, n, 99 + n, input);
   memset(got, 0xA5, m * acc->bytes);
   t->checks++;
-  gs_scan s;
-  gs_stager up = {0}, down = {0};
-  gs_transfer_stats stats = {0};
-  int rc = gs_scan_create(&t->dev, &s, c);
-  if (!rc) rc = gs_stager_create(&t->dev, &up, GS_MEM_UPLOAD, m * in->bytes);
-  if (!rc) rc = gs_stager_create(&t->dev, &down, GS_MEM_READBACK, m * acc->bytes);
-  if (!rc) rc = gs_upload(&up, gs_scan_input(&s), input, n * in->bytes, &stats);
-  if (!rc) rc = gs_scan_run(&s, n);
-  if (!rc && n) {
-    gs_field f = {gs_scan_output(&s), 0, acc->bytes};
-    copy_sink sink = {got, acc->bytes};
-    rc = gs_download_fields(&down, &f, 1, n, sink_copy, &sink, &stats);
-  }
-  const unsigned tile = s.tile;
-  gs_stager_destroy(&up);
-  gs_stager_destroy(&down);
-  gs_scan_destroy(&s);
+  unsigned tile = 0;
+  int rc = scan_on_gpu(t, c, input, n, got, &tile);
   if (rc) {
     t->failures++;
     fprintf(stderr, "FAIL %s n=%llu: %s\n", label, (unsigned long long)n, gs_last_error());
@@ -184,16 +209,54 @@ static void check(tester *t, const gs_scan_config *c, uint64_t n, bool wrapping,
   free(got);
 }
 
+/* A reduction: the GPU's one value against the last inclusive value of the reference (for
+ * float sums within the scan's documented bound, which the reduction's shorter paths meet). */
+static void check_reduce(tester *t, const gs_scan_config *c, uint64_t n, const char *label) {
+  const gs_key_info *in = gs_key_info_of(c->input), *acc = gs_key_info_of(c->acc);
+  unsigned char *input = malloc((n ? n : 1) * in->bytes), got[8];
+  make_input(c->input, c->op, false, n, 7 + n, input);
+  t->checks++;
+  unsigned tile = 0;
+  int rc = scan_on_gpu(t, c, input, n, got, &tile);
+  const bool real = c->op == GS_SCAN_SUM && acc->kind == GS_KEY_KIND_FLOAT;
+  const uint64_t mask = acc->bytes == 8 ? UINT64_MAX : UINT32_MAX;
+  uint64_t want = c->op == GS_SCAN_MIN ? gs_bits_from_ordered(acc->kind, acc->bytes, mask)
+                  : c->op == GS_SCAN_MAX ? gs_bits_from_ordered(acc->kind, acc->bytes, 0) : 0;
+  long double exact = 0, magnitude = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    const uint64_t x = to_acc(c->input, c->acc, gs_key_load_bits(in->bytes, input + i * in->bytes));
+    if (real) {
+      exact += as_real(acc, x);
+      magnitude += fabsl(as_real(acc, x));
+    } else if (c->op == GS_SCAN_SUM) {
+      want = (want + x) & mask;
+    } else {
+      const uint64_t a = gs_ordered_from_bits(acc->kind, acc->bytes, want), b = gs_ordered_from_bits(acc->kind, acc->bytes, x);
+      want = gs_bits_from_ordered(acc->kind, acc->bytes, c->op == GS_SCAN_MIN ? (a < b ? a : b) : (a > b ? a : b));
+    }
+  }
+  const uint64_t value = gs_key_load_bits(acc->bytes, got);
+  bool ok = rc == GPUSORT_OK;
+  if (ok && real) {
+    const long double eps = acc->bytes == 8 ? DBL_EPSILON / 2 : FLT_EPSILON / 2;
+    const long double d = (long double)(n / (tile ? tile : 1) + 1 + 64);
+    ok = fabsl(as_real(acc, value) - exact) <= d * eps / (1 - d * eps) * magnitude;
+  } else if (ok) {
+    ok = value == want;
+  }
+  if (!ok) {
+    t->failures++;
+    fprintf(stderr, "FAIL reduce %s n=%llu: %s want %llx (%.17Lg) got %llx\n", label, (unsigned long long)n,
+            rc ? gs_last_error() : "", (unsigned long long)want, exact, (unsigned long long)value);
+  }
+  free(input);
+}
+
 static const gs_key_type all_types[] = {GS_KEY_U32, GS_KEY_I32, GS_KEY_F32, GS_KEY_U64, GS_KEY_I64, GS_KEY_F64};
 
 static uint64_t tile_of(tester *t, const gs_scan_config *c) {
-  gs_scan s;
-  gs_scan_config one = *c;
-  one.capacity = 1;
-  if (gs_scan_create(&t->dev, &s, &one) != GS_OK) return 0;
-  uint64_t tile = s.tile;
-  gs_scan_destroy(&s);
-  return tile;
+  const gs_scan *s;
+  return gs_context_scan(&t->ctx, c, &s) == GPUSORT_OK ? s->tile : 0;
 }
 
 static void run_config(tester *t, gs_scan_config c, bool wrapping, const uint64_t *sizes, size_t nsizes) {
@@ -201,21 +264,20 @@ static void run_config(tester *t, gs_scan_config c, bool wrapping, const uint64_
   snprintf(label, sizeof label, "%s %s%s%s %s %s", gs_scan_op_name(c.op), gs_key_info_of(c.input)->name,
            c.acc != c.input ? "->" : "", c.acc != c.input ? gs_key_info_of(c.acc)->name : "",
            c.inclusive ? "inclusive" : "exclusive", c.algo == GS_SCAN_LOOKBACK ? "look-back" : "reduce-then-scan");
-  for (size_t i = 0; i < nsizes; i++) {
-    c.capacity = sizes[i];
-    check(t, &c, sizes[i], wrapping, label);
-  }
+  for (size_t i = 0; i < nsizes; i++) check(t, &c, sizes[i], wrapping, label);
 }
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "matrix";
   tester t = {0};
-  if (gs_device_open(&t.dev, -1)) {
+  gs_context_init(&t.ctx, -1, 60, 0);
+  if (gs_context_device(&t.ctx, NULL, NULL)) {
     fprintf(stderr, "cannot open a device: %s\n", gs_last_error());
     return 1;
   }
-  const uint64_t sg = t.dev.subgroup_size;
-  printf("device: %s, subgroup %llu, mode %s\n", t.dev.info.name, (unsigned long long)sg, mode);
+  t.dev = &t.ctx.dev;
+  const uint64_t sg = t.dev->subgroup_size;
+  printf("device: %s, subgroup %llu, mode %s\n", t.dev->info.name, (unsigned long long)sg, mode);
   if (strcmp(mode, "matrix") == 0) {
     for (size_t ti = 0; ti < 6; ti++)
       for (int op = 0; op < 3; op++)
@@ -270,24 +332,14 @@ int main(int argc, char **argv) {
       const gs_key_info *info = gs_key_info_of(type);
       const uint64_t n = 3000017;
       gs_scan_config c = {.input = type, .acc = type, .op = GS_SCAN_SUM, .inclusive = true,
-                          .algo = GS_SCAN_REDUCE_THEN_SCAN, .capacity = n};
+                          .algo = GS_SCAN_REDUCE_THEN_SCAN};
       unsigned char *input = malloc(n * info->bytes), *out = malloc(n * info->bytes);
       make_input(type, GS_SCAN_SUM, false, n, 5, input);
       uint64_t first = 0;
-      gs_scan s;
-      gs_stager up = {0}, down = {0};
-      gs_transfer_stats stats = {0};
-      int rc = gs_scan_create(&t.dev, &s, &c);
-      if (!rc) rc = gs_stager_create(&t.dev, &up, GS_MEM_UPLOAD, n * info->bytes);
-      if (!rc) rc = gs_stager_create(&t.dev, &down, GS_MEM_READBACK, n * info->bytes);
+      unsigned tile;
+      int rc = GPUSORT_OK;
       for (int run = 0; run < 3 && !rc; run++) {
-        rc = gs_upload(&up, gs_scan_input(&s), input, n * info->bytes, &stats);
-        if (!rc) rc = gs_scan_run(&s, n);
-        if (!rc) {
-          copy_sink sink = {out, info->bytes};
-          gs_field f = {gs_scan_output(&s), 0, info->bytes};
-          rc = gs_download_fields(&down, &f, 1, n, sink_copy, &sink, &stats);
-        }
+        rc = scan_on_gpu(&t, &c, input, n, out, &tile);
         const uint64_t h = XXH3_64bits(out, n * info->bytes);
         t.checks++;
         if (run == 0) first = h;
@@ -300,12 +352,21 @@ int main(int argc, char **argv) {
         t.failures++;
         fprintf(stderr, "FAIL deterministic: %s\n", gs_last_error());
       }
-      gs_stager_destroy(&up);
-      gs_stager_destroy(&down);
-      gs_scan_destroy(&s);
       free(input);
       free(out);
     }
+  } else if (strcmp(mode, "reduce") == 0) {
+    for (size_t ti = 0; ti < 6; ti++)
+      for (int op = 0; op < 3; op++) {
+        gs_scan_config c = {.input = all_types[ti], .acc = all_types[ti], .op = (gs_scan_op)op, .reduce_only = true};
+        const uint64_t tile = tile_of(&t, &c);
+        const uint64_t sizes[] = {0, 1, sg + 1, tile - 1, tile, tile + 1, 40 * tile + 3, tile * tile + 9};
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+          check_reduce(&t, &c, sizes[i], gs_key_info_of(c.input)->name);
+      }
+    /* widened: u32 counts summed in u64 */
+    gs_scan_config c = {.input = GS_KEY_U32, .acc = GS_KEY_U64, .op = GS_SCAN_SUM, .reduce_only = true};
+    check_reduce(&t, &c, 100003, "u32->u64");
   } else if (strcmp(mode, "references") == 0) {
     const uint64_t sizes[] = {0, 1, 2, 7, 8, 9, 255, 256, 257, 511, 512, 513, 100003, (1u << 17) + 5};
     const uint64_t largest = (1u << 17) + 5;
@@ -313,23 +374,23 @@ int main(int argc, char **argv) {
     gs_stager up = {0}, down = {0};
     gs_submission sub = {0};
     uint32_t *input = malloc(largest * 4), *got = malloc(largest * 4);
-    int rc = gs_scan_reference_create(&t.dev, &r, largest);
-    if (!rc) rc = gs_stager_create(&t.dev, &up, GS_MEM_UPLOAD, largest * 4);
-    if (!rc) rc = gs_stager_create(&t.dev, &down, GS_MEM_READBACK, largest * 4);
-    if (!rc) rc = gs_submission_init(&t.dev, &sub);
+    int rc = gs_scan_reference_create(t.dev, &t.ctx.memops, &r, largest);
+    if (!rc) rc = gs_stager_create(t.dev, &up, GS_MEM_UPLOAD, largest * 4);
+    if (!rc) rc = gs_stager_create(t.dev, &down, GS_MEM_READBACK, largest * 4);
+    if (!rc) rc = gs_submission_init(t.dev, &sub);
     for (int algo = 0; algo < GS_REFSCAN_COUNT && !rc; algo++)
       for (int inclusive = 0; inclusive < 2 && !rc; inclusive++)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0] && !rc; si++) {
           const uint64_t n = sizes[si];
           for (uint64_t i = 0; i < n; i++) input[i] = (uint32_t)rnd(i, n + 3);
           gs_transfer_stats stats = {0};
-          if (n) rc = gs_upload(&up, &r.input, input, n * 4, &stats);
-          if (!rc) rc = gs_submission_begin(&t.dev, &sub);
+          if (n) rc = gs_upload(&up, gs_buffer_range(&r.input), input, n * 4, &stats);
+          if (!rc) rc = gs_submission_begin(t.dev, &sub);
           if (!rc) rc = gs_scan_reference_record(&r, sub.cb, (gs_refscan_algo)algo, n, inclusive);
-          if (!rc) rc = gs_submission_submit(&t.dev, &sub, "a reference scan");
-          if (!rc) rc = gs_submission_wait(&t.dev, &sub, "a reference scan");
+          if (!rc) rc = gs_submission_submit(t.dev, &sub, "a reference scan");
+          if (!rc) rc = gs_submission_wait(t.dev, &sub, "a reference scan");
           copy_sink sink = {(unsigned char *)got, 4};
-          gs_field f = {&r.output, 0, 4};
+          gs_field f = {gs_buffer_range(&r.output), 0, 4};
           if (!rc && n) rc = gs_download_fields(&down, &f, 1, n, sink_copy, &sink, &stats);
           t.checks++;
           uint32_t sum = 0;
@@ -348,7 +409,7 @@ int main(int argc, char **argv) {
       t.failures++;
       fprintf(stderr, "FAIL references: %s\n", gs_last_error());
     }
-    gs_submission_destroy(&t.dev, &sub);
+    gs_submission_destroy(t.dev, &sub);
     gs_stager_destroy(&up);
     gs_stager_destroy(&down);
     gs_scan_reference_destroy(&r);
@@ -358,13 +419,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "unknown mode %s\n", mode);
     return 2;
   }
-  if (t.dev.validating) { /* GPUSORT_VALIDATION=1: any message of the layer fails the run */
-    const unsigned messages = gs_device_validation_messages();
+  if (t.dev->validating) { /* GPUSORT_VALIDATION=1: any message of the layer fails the run */
+    const unsigned messages = t.dev->validation_messages;
     printf("validation messages: %u\n", messages);
     t.checks++;
     if (messages) t.failures++;
   }
   printf("%d passed, %d failed\n", t.checks - t.failures, t.failures);
-  gs_device_close(&t.dev);
+  gs_context_close(&t.ctx);
   return t.failures ? 1 : 0;
 }

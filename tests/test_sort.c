@@ -13,7 +13,9 @@
  *                       64-bit values / argsort, over boundary sizes and distributions
  *   test_sort bits      bit ranges (--bits) of every key width, both directions
  *   test_sort stability many equal keys with their input index as value: equal keys must
- *                       keep input order in both directions */
+ *                       keep input order in both directions
+ *   test_sort placements  the arrays arranged in place, apart, and with n read from a GPU
+ *                       buffer (indirect), with even and odd pass counts and every payload */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +60,7 @@ static void run_types(harness *h) {
     for (int payload = 0; payload < 4; payload++) {
       for (int desc = 0; desc < 2; desc++) {
         sort_case c = payload_case((gs_key_type)key, desc, payload);
-        const uint64_t tile = harness_tile_keys(h, c.key, c.value_bytes), sg = h->dev.subgroup_size;
+        const uint64_t tile = harness_tile_keys(h, c.key, c.value_bytes), sg = h->ctx.dev.subgroup_size;
         const uint64_t sizes[] = {0, 1, sg + 1, tile - 1, tile + 1, 3 * tile + 77};
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
           for (size_t d = 0; d < sizeof dists / sizeof dists[0]; d++) {
@@ -73,6 +75,33 @@ static void run_types(harness *h) {
       }
     }
   }
+}
+
+/* Every arrangement of the arrays with even and odd pass counts, each payload, boundary sizes. */
+static void run_placements(harness *h) {
+  static const char *const names[PLACE_COUNT] = {"in place", "apart", "indirect"};
+  static const unsigned ranges[][2] = {{0, 0}, {0, 24}, {0, 8}, {5, 21}};
+  const gs_key_type types[] = {GS_KEY_U32, GS_KEY_I64};
+  for (int place = 0; place < PLACE_COUNT; place++) {
+    h->place = (placement)place;
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+      for (int payload = 0; payload < 4; payload++) {
+        for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
+          sort_case c = payload_case(types[t], r % 2 == 1, payload);
+          c.begin_bit = ranges[r][0], c.end_bit = ranges[r][1];
+          const uint64_t tile = harness_tile_keys(h, c.key, c.value_bytes);
+          const uint64_t sizes[] = {0, 1, tile + 1, 3 * tile + 77};
+          for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+            char label[128];
+            snprintf(label, sizeof label, "%s %s %s bits %u:%u %s", names[place], gs_key_info_of(c.key)->name,
+                     payload_names[payload], c.begin_bit, c.end_bit, c.descending ? "descending" : "ascending");
+            check_case(h, &c, (gs_dist){GS_DIST_FEW, 40}, sizes[z], label);
+          }
+        }
+      }
+    }
+  }
+  h->place = PLACE_IN_PLACE;
 }
 
 static void run_bits(harness *h) {
@@ -115,7 +144,7 @@ static void run_stability(harness *h) {
       uint32_t *index = malloc(n * 4);
       gs_generate(c.key, (gs_dist){GS_DIST_FEW, 3}, 77, n, 0, n, keys, kb);
       h->checks++;
-      int bad = harness_gpu_sort(h, &c, keys, NULL, n, out, index) != GS_OK;
+      int bad = harness_gpu_sort(h, &c, keys, NULL, n, out, index) != GPUSORT_OK;
       for (uint64_t i = 1; i < n && !bad; i++)
         if (memcmp(out + (i - 1) * kb, out + i * kb, kb) == 0 && index[i - 1] >= index[i]) {
           fprintf(stderr, "FAIL stability %s %s: equal keys at %llu and %llu have indices %u, %u\n",
@@ -136,9 +165,9 @@ int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "matrix";
   harness h;
   if (harness_open(&h)) return 1;
-  const uint64_t sg = h.dev.subgroup_size;
+  const uint64_t sg = h.ctx.dev.subgroup_size;
   const uint64_t tile = harness_tile_keys(&h, GS_KEY_U32, 0);
-  printf("device: %s, subgroup %llu, tile %llu keys, mode %s\n", h.dev.info.name, (unsigned long long)sg,
+  printf("device: %s, subgroup %llu, tile %llu keys, mode %s\n", h.ctx.dev.info.name, (unsigned long long)sg,
          (unsigned long long)tile, mode);
   if (tile == 0) return 1;
 
@@ -154,11 +183,11 @@ int main(int argc, char **argv) {
     run_sizes(&h, mid, 1, some, 4);
   } else if (strcmp(mode, "fold") == 0) {
     /* every size below needs more workgroups than one dimension then allows */
-    if (h.dev.max_groups_x >= 7) {
+    if (h.ctx.dev.max_groups_x >= 7) {
       fprintf(stderr, "fold mode needs GPUSORT_MAX_WORKGROUPS set below 7\n");
       return 1;
     }
-    printf("dispatch limit per dimension: %u workgroups\n", h.dev.max_groups_x);
+    printf("dispatch limit per dimension: %u workgroups\n", h.ctx.dev.max_groups_x);
     const uint64_t sizes[] = {7 * tile + 3, 23 * tile, 23 * tile + 1, 100 * tile + 999};
     const char *const some[] = {"uniform", "few:5", "sorted"};
     run_sizes(&h, sizes, sizeof sizes / sizeof sizes[0], some, 3);
@@ -168,8 +197,10 @@ int main(int argc, char **argv) {
     run_bits(&h);
   } else if (strcmp(mode, "stability") == 0) {
     run_stability(&h);
+  } else if (strcmp(mode, "placements") == 0) {
+    run_placements(&h);
   } else if (strcmp(mode, "validation") == 0) {
-    if (!h.dev.validating) {
+    if (!h.ctx.dev.validating) {
       fprintf(stderr, "validation mode needs GPUSORT_VALIDATION=1 and the validation layer "
                       "(Debian package vulkan-validationlayers)\n");
       return 1;
@@ -177,12 +208,15 @@ int main(int argc, char **argv) {
     const uint64_t sizes[] = {0, 1, tile + 1, 5 * tile + 3};
     const char *const some[] = {"uniform", "few:5"};
     run_sizes(&h, sizes, sizeof sizes / sizeof sizes[0], some, 2);
-    const unsigned messages = gs_device_validation_messages();
-    printf("validation messages: %u\n", messages);
-    if (messages) h.failures++, h.checks++;
   } else {
     fprintf(stderr, "unknown mode %s\n", mode);
     return 2;
+  }
+  if (h.ctx.dev.validating) { /* GPUSORT_VALIDATION=1: any message of the layer fails the run */
+    const unsigned messages = h.ctx.dev.validation_messages;
+    printf("validation messages: %u\n", messages);
+    h.checks++;
+    if (messages) h.failures++;
   }
   printf("%d passed, %d failed\n", h.checks - h.failures, h.failures);
   harness_close(&h);

@@ -8,12 +8,14 @@
 
 #if KEY_BITS == 64
 #define key_t uint64_t
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer KeyArray { key_t keys[]; };
 #else
 #define key_t uint
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer KeyArray { key_t keys[]; };
 #endif
 
-layout(constant_id = 2) const uint KEY_KIND = 0; // 0 unsigned, 1 signed, 2 float
-layout(constant_id = 3) const uint KEY_DESCENDING = 0;
+layout(constant_id = GS_SPEC_KEY_KIND) const uint KEY_KIND = 0; // 0 unsigned, 1 signed, 2 float
+layout(constant_id = GS_SPEC_KEY_DESCENDING) const uint KEY_DESCENDING = 0;
 
 const key_t KEY_SIGN_BIT = key_t(1) << (KEY_BITS - 1);
 // Padding for partial tiles: the largest ordered key, so padding ranks after every real key.

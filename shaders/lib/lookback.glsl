@@ -10,9 +10,9 @@
 // scheduled, and no loop runs unbounded (llvmpipe, for one, ends any shader's loops after
 // 65535 iterations in total).
 //
-// Requires a buffer array `lookback` of uint declared by the including kernel.
+// Requires push constants `pc` with the descriptors' device address in `pc.lookback`.
 
-layout(constant_id = 5) const uint LOOKBACK_SPIN_LIMIT = 256;
+layout(constant_id = GS_SPEC_LOOKBACK_SPIN) const uint LOOKBACK_SPIN_LIMIT = 256;
 
 const uint LOOKBACK_EMPTY = 0u;
 const uint LOOKBACK_AGGREGATE = 1u << 30; // the tile's own count
@@ -22,17 +22,17 @@ const uint LOOKBACK_COUNT = (1u << 30) - 1u;
 const uint LOOKBACK_DONE = 0xFFFFFFFFu; // "no tile left to read" in a walk's position
 
 void lookback_post(uint index, uint status_and_count) {
-  atomicStore(lookback[index], status_and_count, gl_ScopeQueueFamily, 0, 0);
+  atomicStore(WordArray(pc.lookback).words[index], status_and_count, gl_ScopeQueueFamily, 0, 0);
 }
 
 // Publishes a count computed on another tile's behalf, unless that tile has posted already
 // (its own value is the same, or an inclusive one that must not be downgraded).
 void lookback_post_if_empty(uint index, uint status_and_count) {
-  atomicCompSwap(lookback[index], LOOKBACK_EMPTY, status_and_count, gl_ScopeQueueFamily, 0, 0, 0, 0);
+  atomicCompSwap(WordArray(pc.lookback).words[index], LOOKBACK_EMPTY, status_and_count, gl_ScopeQueueFamily, 0, 0, 0, 0);
 }
 
 uint lookback_poll(uint index) {
-  return atomicLoad(lookback[index], gl_ScopeQueueFamily, 0, 0);
+  return atomicLoad(WordArray(pc.lookback).words[index], gl_ScopeQueueFamily, 0, 0);
 }
 
 // One bounded step of a walk back in slot `slot` (`stride` slots per tile): starting at tile

@@ -11,46 +11,53 @@
 // Waiting is bounded as in lib/lookback.glsl: a predecessor that stays empty for
 // LOOKBACK_SPIN_LIMIT polls is reduced by the waiting subgroup itself.
 //
-// Requires: a buffer array `descriptors` (uint64_t packed, uint split), lib/scan_ops.glsl,
-// and a function rep_t reduce_tile_by_subgroup(uint tile).
+// Requires: push constants `pc` with the descriptors' address in `pc.tile_data` (a
+// PackedDescriptors reference type for the packed layout), lib/scan_ops.glsl, and a function
+// rep_t reduce_tile_by_subgroup(uint tile).
 
-layout(constant_id = 5) const uint LOOKBACK_SPIN_LIMIT = 256;
+layout(constant_id = GS_SPEC_LOOKBACK_SPIN) const uint LOOKBACK_SPIN_LIMIT = 256;
 
 const uint SCAN_EMPTY = 0u, SCAN_AGGREGATE = 1u, SCAN_INCLUSIVE = 2u;
+#ifdef SPLIT_DESCRIPTORS
+#define DESCRIPTORS WordArray(pc.tile_data).words
+#else
+#define DESCRIPTORS PackedDescriptors(pc.tile_data).descriptors
+#endif
+
 const uint SPLIT_WORDS = 5u; // status, aggregate lo/hi, inclusive lo/hi
 
 void scan_post(uint tile, uint status, rep_t value) {
   const acc_bits_t bits = bits_from_rep(value);
 #ifdef SPLIT_DESCRIPTORS
   const uint slot = tile * SPLIT_WORDS + (status == SCAN_AGGREGATE ? 1u : 3u);
-  atomicStore(descriptors[slot], uint(bits), gl_ScopeQueueFamily, 0, 0);
+  atomicStore(DESCRIPTORS[slot], uint(bits), gl_ScopeQueueFamily, 0, 0);
 #if ACC_BITS == 64
-  atomicStore(descriptors[slot + 1u], uint(bits >> 32), gl_ScopeQueueFamily, 0, 0);
+  atomicStore(DESCRIPTORS[slot + 1u], uint(bits >> 32), gl_ScopeQueueFamily, 0, 0);
 #endif
-  atomicStore(descriptors[tile * SPLIT_WORDS], status, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer,
+  atomicStore(DESCRIPTORS[tile * SPLIT_WORDS], status, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer,
               gl_SemanticsRelease);
 #else
-  atomicStore(descriptors[tile], (uint64_t(status) << 32) | uint64_t(bits), gl_ScopeQueueFamily, 0, 0);
+  atomicStore(DESCRIPTORS[tile], (uint64_t(status) << 32) | uint64_t(bits), gl_ScopeQueueFamily, 0, 0);
 #endif
 }
 
 // Status of a tile's descriptor, and its value when not empty.
 uint scan_poll(uint tile, out rep_t value) {
 #ifdef SPLIT_DESCRIPTORS
-  const uint status = atomicLoad(descriptors[tile * SPLIT_WORDS], gl_ScopeQueueFamily, gl_StorageSemanticsBuffer,
+  const uint status = atomicLoad(DESCRIPTORS[tile * SPLIT_WORDS], gl_ScopeQueueFamily, gl_StorageSemanticsBuffer,
                                  gl_SemanticsAcquire);
   acc_bits_t bits = acc_bits_t(0);
   if (status != SCAN_EMPTY) {
     const uint slot = tile * SPLIT_WORDS + (status == SCAN_AGGREGATE ? 1u : 3u);
-    bits = acc_bits_t(atomicLoad(descriptors[slot], gl_ScopeQueueFamily, 0, 0));
+    bits = acc_bits_t(atomicLoad(DESCRIPTORS[slot], gl_ScopeQueueFamily, 0, 0));
 #if ACC_BITS == 64
-    bits |= acc_bits_t(atomicLoad(descriptors[slot + 1u], gl_ScopeQueueFamily, 0, 0)) << 32;
+    bits |= acc_bits_t(atomicLoad(DESCRIPTORS[slot + 1u], gl_ScopeQueueFamily, 0, 0)) << 32;
 #endif
   }
   value = rep_from_bits(bits);
   return status;
 #else
-  const uint64_t word = atomicLoad(descriptors[tile], gl_ScopeQueueFamily, 0, 0);
+  const uint64_t word = atomicLoad(DESCRIPTORS[tile], gl_ScopeQueueFamily, 0, 0);
   value = rep_from_bits(acc_bits_t(uint(word)));
   return uint(word >> 32);
 #endif

@@ -9,9 +9,9 @@
 //   SCAN_OP 0 sum, 1 min, 2 max; IN_KIND / ACC_KIND 0 unsigned, 1 signed, 2 float;
 //   IN_BITS (compile-time) and ACC_BITS are the widths of an input element and of an output.
 
-layout(constant_id = 6) const uint SCAN_OP = 0;
-layout(constant_id = 7) const uint IN_KIND = 0;
-layout(constant_id = 8) const uint ACC_KIND = 0;
+layout(constant_id = GS_SPEC_SCAN_OP) const uint SCAN_OP = 0;
+layout(constant_id = GS_SPEC_SCAN_IN_KIND) const uint IN_KIND = 0;
+layout(constant_id = GS_SPEC_SCAN_ACC_KIND) const uint ACC_KIND = 0;
 
 #if ACC_REP == 1
 #define rep_t uint

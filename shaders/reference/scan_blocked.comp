@@ -10,39 +10,31 @@
 #include "../lib/common.glsl"
 #include "../lib/workgroup_scan.glsl"
 
-layout(constant_id = 4) const uint BLOCK_ALGO = 0;
+layout(constant_id = GS_SPEC_TILE_ROWS) const uint BLOCK_ALGO = 0;
 
-layout(std430, binding = 0) readonly buffer In { uint data_in[]; };
-layout(std430, binding = 1) buffer Out { uint data_out[]; };
-layout(std430, binding = 2) buffer Sums { uint sums[]; };
-
-layout(push_constant) uniform Push {
-  uint n;
-  uint mode;
-  uint inclusive;
-  uint no_offsets; // mode 1 on the top level: every offset is 0
-} pc;
+layout(push_constant, std430) uniform Push { gs_reference_blocked_push pc; };
 
 const uint BLOCK = BLOCK_ALGO == 0 ? 2u * WORKGROUP_SIZE : WORKGROUP_SIZE;
 shared uint s_block[2 * WORKGROUP_SIZE];
 
 void main() {
-  const uint block = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  const uint block = linear_group_index();
   const uint lid = gl_LocalInvocationID.x;
+  WordArray data_in = WordArray(pc.data_in), data_out = WordArray(pc.data_out), sums = WordArray(pc.sums);
   const uint first = block * BLOCK;
   if (first >= pc.n) return;
   if (pc.mode == 1u) {
     for (uint k = lid; k < BLOCK; k += WORKGROUP_SIZE) {
       const uint i = first + k;
       if (i < pc.n)
-        data_out[i] = data_out[i] + (pc.no_offsets != 0u ? 0u : sums[block]) + (pc.inclusive != 0u ? data_in[i] : 0u);
+        data_out.words[i] = data_out.words[i] + (pc.no_offsets != 0u ? 0u : sums.words[block]) + (pc.inclusive != 0u ? data_in.words[i] : 0u);
     }
     return;
   }
   if (BLOCK_ALGO == 0) {
     // Blelloch in shared memory: up-sweep builds partial sums in a tree, down-sweep pushes
     // prefixes back down; O(n) additions, 2 log2(n) barrier steps.
-    for (uint k = lid; k < BLOCK; k += WORKGROUP_SIZE) s_block[k] = first + k < pc.n ? data_in[first + k] : 0u;
+    for (uint k = lid; k < BLOCK; k += WORKGROUP_SIZE) s_block[k] = first + k < pc.n ? data_in.words[first + k] : 0u;
     uint offset = 1u;
     for (uint d = BLOCK >> 1; d > 0u; d >>= 1) {
       barrier();
@@ -54,7 +46,7 @@ void main() {
     }
     barrier();
     if (lid == 0u) {
-      sums[block] = s_block[BLOCK - 1u];
+      sums.words[block] = s_block[BLOCK - 1u];
       s_block[BLOCK - 1u] = 0u;
     }
     for (uint d = 1u; d < BLOCK; d <<= 1) {
@@ -69,13 +61,13 @@ void main() {
     }
     barrier();
     for (uint k = lid; k < BLOCK; k += WORKGROUP_SIZE)
-      if (first + k < pc.n) data_out[first + k] = s_block[k];
+      if (first + k < pc.n) data_out.words[first + k] = s_block[k];
   } else {
     // Subgroup scans, then one scan of the subgroup totals.
     const uint i = first + lid;
-    const uint v = i < pc.n ? data_in[i] : 0u;
+    const uint v = i < pc.n ? data_in.words[i] : 0u;
     const uint before = workgroup_exclusive_add(v);
-    if (i < pc.n) data_out[i] = before;
-    if (lid == WORKGROUP_SIZE - 1u) sums[block] = before + v;
+    if (i < pc.n) data_out.words[i] = before;
+    if (lid == WORKGROUP_SIZE - 1u) sums.words[block] = before + v;
   }
 }

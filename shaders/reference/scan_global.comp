@@ -10,39 +10,31 @@
 //   5 add: b[i] = a[i] + c[i] (exclusive to inclusive)
 #include "../lib/common.glsl"
 
-layout(std430, binding = 0) buffer A { uint a[]; };
-layout(std430, binding = 1) buffer B { uint b[]; };
-layout(std430, binding = 2) readonly buffer C { uint c[]; };
-
-layout(push_constant) uniform Push {
-  uint count; // elements, or for the sweeps the number of pairs
-  uint offset;
-  uint mode;
-  uint last; // mode 4: index of the last element
-} pc;
+layout(push_constant, std430) uniform Push { gs_reference_global_push pc; };
 
 void main() {
-  const uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WORKGROUP_SIZE + gl_LocalInvocationID.x;
+  const uint i = linear_group_index() * WORKGROUP_SIZE + gl_LocalInvocationID.x;
+  WordArray a = WordArray(pc.a), b = WordArray(pc.b), c = WordArray(pc.c);
   if (pc.mode == 4u) {
-    if (i == 0u) a[pc.last] = 0u;
+    if (i == 0u) a.words[pc.last] = 0u;
     return;
   }
   if (i >= pc.count) return;
   switch (pc.mode) {
-  case 0u: b[i] = i >= pc.offset ? a[i] + a[i - pc.offset] : a[i]; break;
-  case 1u: b[i] = i == 0u ? 0u : a[i - 1u]; break;
+  case 0u: b.words[i] = i >= pc.offset ? a.words[i] + a.words[i - pc.offset] : a.words[i]; break;
+  case 1u: b.words[i] = i == 0u ? 0u : a.words[i - 1u]; break;
   case 2u: {
     const uint at = (i + 1u) * 2u * pc.offset - 1u;
-    a[at] += a[at - pc.offset];
+    a.words[at] += a.words[at - pc.offset];
     break;
   }
   case 3u: {
     const uint at = (i + 1u) * 2u * pc.offset - 1u;
-    const uint t = a[at - pc.offset];
-    a[at - pc.offset] = a[at];
-    a[at] += t;
+    const uint t = a.words[at - pc.offset];
+    a.words[at - pc.offset] = a.words[at];
+    a.words[at] += t;
     break;
   }
-  case 5u: b[i] = a[i] + c[i]; break;
+  case 5u: b.words[i] = a.words[i] + c.words[i]; break;
   }
 }

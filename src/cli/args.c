@@ -1,4 +1,4 @@
-#include "cli/args.h"
+#include "args.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -7,16 +7,54 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/commands.h"
-#include "util/error.h"
+#include "commands.h"
 
-void gs_common_defaults(gs_common_options *c) {
+static char message[1200];
+static int requested_device = -1; /* for messages about it */
+
+int cli_fail(int status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(message, sizeof message, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+/* The library speaks of its parameters; the user gave options. */
+int cli_library_error(int status) {
+  const char *m = gpusort_last_error();
+  switch (status) {
+  case GPUSORT_ERROR_OUTPUT_EXISTS: return cli_fail(status, "%s (use -f to overwrite)", m);
+  case GPUSORT_ERROR_OUTPUT_IS_TERMINAL: return cli_fail(status, "%s (use -f to force)", m);
+  case GPUSORT_ERROR_NO_SUCH_DEVICE:
+    return cli_fail(status, "--device %d: %s; see 'gpusort devices'", requested_device, m);
+  case GPUSORT_ERROR_GPU_STALL:
+    return cli_fail(status, "%s%s", m, strstr(m, "within") ? " (the limit is set by --timeout)" : "");
+  default: return cli_fail(status, "%s", m);
+  }
+}
+
+const char *cli_error_message(void) { return message; }
+
+void cli_note(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("gpusort: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+void cli_options_begin(cli_common *c, bool *done) {
   c->device = -1;
   c->verbosity = 1;
   c->timeout_s = 60;
+  *done = false;
+  optind = 1;
+  opterr = 0; /* unknown options are reported by cli_other_option */
 }
 
-int gs_common_option(gs_common_options *c, int opt, const char *arg) {
+int cli_common_option(cli_common *c, int opt, const char *arg) {
   char *end;
   switch (opt) {
   case 'q': c->verbosity = 0; return 1;
@@ -25,7 +63,7 @@ int gs_common_option(gs_common_options *c, int opt, const char *arg) {
     errno = 0;
     long v = strtol(arg, &end, 10);
     if (errno || *end || !*arg || v < 0 || v > 1000000)
-      return gs_fail(GS_ERR_USAGE, "--device takes a device index (see 'gpusort devices'), not '%s'", arg);
+      return cli_fail(GPUSORT_ERROR_USAGE, "--device takes a device index (see 'gpusort devices'), not '%s'", arg);
     c->device = (int)v;
     return 1;
   }
@@ -33,7 +71,7 @@ int gs_common_option(gs_common_options *c, int opt, const char *arg) {
     errno = 0;
     double v = strtod(arg, &end);
     if (errno || *end || !*arg || !(v > 0) || v > 1e6)
-      return gs_fail(GS_ERR_USAGE, "--timeout takes a positive number of seconds, not '%s'", arg);
+      return cli_fail(GPUSORT_ERROR_USAGE, "--timeout takes a positive number of seconds, not '%s'", arg);
     c->timeout_s = v;
     return 1;
   }
@@ -41,7 +79,7 @@ int gs_common_option(gs_common_options *c, int opt, const char *arg) {
   }
 }
 
-int gs_parse_count(const char *text, uint64_t *out) {
+int cli_parse_count(const char *text, uint64_t *out) {
   char *end;
   if (strncmp(text, "2^", 2) == 0) {
     errno = 0;
@@ -58,34 +96,28 @@ int gs_parse_count(const char *text, uint64_t *out) {
   return 0;
 }
 
-int gs_parse_type(const char *option, const char *text, gs_key_type *out) {
-  if (gs_key_type_from_name(text, out) != 0)
-    return gs_fail(GS_ERR_USAGE, "%s: unknown type '%s' (types: %s)", option, text, gs_key_type_names());
-  return GS_OK;
+int cli_parse_type(const char *option, const char *text, gpusort_type *out) {
+  if (gpusort_type_from_name(text, out) != GPUSORT_OK)
+    return cli_fail(GPUSORT_ERROR_USAGE, "%s: unknown type '%s' (types: u32, i32, f32, u64, i64, f64)", option, text);
+  return GPUSORT_OK;
 }
 
 static int parse_bytes(const char *option, const char *text, unsigned long *out) {
   uint64_t v;
-  if (gs_parse_count(text, &v) != 0 || v > 0xFFFFFFFFull)
-    return gs_fail(GS_ERR_USAGE, "%s takes a number of bytes, not '%s'", option, text);
+  if (cli_parse_count(text, &v) != 0 || v > 0xFFFFFFFFull)
+    return cli_fail(GPUSORT_ERROR_USAGE, "%s takes a number of bytes, not '%s'", option, text);
   *out = (unsigned long)v;
-  return GS_OK;
+  return GPUSORT_OK;
 }
 
-int gs_layout_option(gs_layout_options *l, int opt, const char *arg) {
+int cli_layout_option(cli_layout *l, int opt, const char *arg) {
   int rc;
   switch (opt) {
-  case OPT_KEYS:
-    if ((rc = gs_parse_type("--keys", arg, &l->key))) return rc;
-    l->have_key = true;
-    return 1;
-  case OPT_VALUES:
-    if ((rc = gs_parse_type("--values", arg, &l->value))) return rc;
-    l->have_value = true;
-    return 1;
+  case OPT_KEYS: return (rc = cli_parse_type("--keys", arg, &l->key)) ? rc : 1;
+  case OPT_VALUES: return (rc = cli_parse_type("--values", arg, &l->value)) ? rc : 1;
   case OPT_RECORD_SIZE:
     if ((rc = parse_bytes("--record-size", arg, &l->record_bytes))) return rc;
-    if (l->record_bytes == 0) return gs_fail(GS_ERR_USAGE, "--record-size must be at least 1");
+    if (l->record_bytes == 0) return cli_fail(GPUSORT_ERROR_USAGE, "--record-size must be at least 1");
     return 1;
   case OPT_KEY_OFFSET:
     if ((rc = parse_bytes("--key-offset", arg, &l->key_offset))) return rc;
@@ -95,7 +127,23 @@ int gs_layout_option(gs_layout_options *l, int opt, const char *arg) {
   }
 }
 
-int gs_parse_bits(const char *text, unsigned key_bits, unsigned *lo, unsigned *hi) {
+int cli_layout_resolve(const cli_layout *l, gpusort_layout *layout) {
+  if (l->key == GPUSORT_TYPE_NONE)
+    return cli_fail(GPUSORT_ERROR_USAGE,
+                    "missing --keys TYPE: say what the file holds (u32, i32, f32, u64, i64, f64)");
+  if (l->value != GPUSORT_TYPE_NONE && l->record_bytes)
+    return cli_fail(GPUSORT_ERROR_USAGE, "--values and --record-size both describe the records: give one of them");
+  if (l->have_key_offset && !l->record_bytes) return cli_fail(GPUSORT_ERROR_USAGE, "--key-offset needs --record-size");
+  if (l->record_bytes > 0xFFFFFFFFul)
+    return cli_fail(GPUSORT_ERROR_USAGE, "--record-size %lu is too large", l->record_bytes);
+  const gpusort_layout resolved =
+      GPUSORT_LAYOUT_RECORDS(l->key, (uint32_t)l->record_bytes, (uint32_t)l->key_offset);
+  *layout = resolved;
+  layout->value = l->value;
+  return GPUSORT_OK;
+}
+
+int cli_parse_bits(const char *text, unsigned key_bits, unsigned *lo, unsigned *hi) {
   char *end;
   errno = 0;
   unsigned long a = strtoul(text, &end, 10), b = 0;
@@ -105,34 +153,29 @@ int gs_parse_bits(const char *text, unsigned key_bits, unsigned *lo, unsigned *h
     b = strtoul(second, &end, 10);
     ok = !errno && !*end;
   }
-  if (!ok) return gs_fail(GS_ERR_USAGE, "--bits takes LO:HI, e.g. 0:16, not '%s'", text);
+  if (!ok) return cli_fail(GPUSORT_ERROR_USAGE, "--bits takes LO:HI, e.g. 0:16, not '%s'", text);
   if (!(a < b && b <= key_bits))
-    return gs_fail(GS_ERR_USAGE, "--bits %s: need 0 <= LO < HI <= %u for %u-bit keys", text, key_bits, key_bits);
+    return cli_fail(GPUSORT_ERROR_USAGE, "--bits %s: need 0 <= LO < HI <= %u for %u-bit keys", text, key_bits,
+                    key_bits);
   *lo = (unsigned)a, *hi = (unsigned)b;
-  return GS_OK;
+  return GPUSORT_OK;
 }
 
-int gs_other_option(int opt, char **argv, bool *done) {
+int cli_other_option(int opt, char **argv, bool *done) {
   switch (opt) {
-  case 'h': gs_print_help(); *done = true; return GS_OK;
-  case 'V': gs_print_version(); *done = true; return GS_OK;
-  case ':': return gs_fail(GS_ERR_USAGE, "option '%s' needs a value (see 'gpusort --help')", argv[optind - 1]);
-  default: return gs_fail(GS_ERR_USAGE, "unknown option '%s' (see 'gpusort --help')", argv[optind - 1]);
+  case 'h': cli_print_help(); *done = true; return GPUSORT_OK;
+  case 'V': cli_print_version(); *done = true; return GPUSORT_OK;
+  case ':': return cli_fail(GPUSORT_ERROR_USAGE, "option '%s' needs a value (see 'gpusort --help')", argv[optind - 1]);
+  default: return cli_fail(GPUSORT_ERROR_USAGE, "unknown option '%s' (see 'gpusort --help')", argv[optind - 1]);
   }
 }
 
-void gs_options_begin(gs_common_options *c, bool *done) {
-  gs_common_defaults(c);
-  *done = false;
-  optind = 1;
-  opterr = 0; /* unknown options are reported by gs_other_option */
-}
-
-void gs_note(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("gpusort: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
+int cli_open(const cli_common *c, gpusort_context **ctx) {
+  gpusort_context_params params = GPUSORT_CONTEXT_PARAMS_INIT;
+  params.device = c->device;
+  params.timeout_seconds = c->timeout_s;
+  params.flags = GPUSORT_OPEN_DEFERRED; /* a file job opens the device while it reads the input */
+  requested_device = c->device;
+  int rc = gpusort_open(ctx, &params);
+  return rc ? cli_library_error(rc) : GPUSORT_OK;
 }

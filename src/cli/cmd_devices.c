@@ -1,44 +1,56 @@
-/* gpusort devices: what the Vulkan loader offers, and which device gpusort would choose. */
+/* gpusort devices: what the Vulkan loader offers, which device gpusort would choose, and (-v)
+ * the configuration it would run with on each. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli/args.h"
-#include "cli/commands.h"
-#include "cli/report.h"
-#include "util/error.h"
-#include "vk/device.h"
+#include "args.h"
+#include "commands.h"
+#include "report.h"
 
-int gs_cmd_devices(int argc, char **argv) {
-  static const struct option longopts[] = {GS_COMMON_LONG_OPTIONS, {NULL, 0, NULL, 0}};
-  gs_common_options common;
+static void print_configuration(const gpusort_device_info *d) {
+  printf("        preset %s: sort tiles of %u invocations x %u keys (%u for 64-bit keys or values), scan tiles of "
+         "%u invocations x %u rows, look-back spin %u\n",
+         d->preset, d->sort_workgroup_size, d->sort_keys_per_invocation, d->sort_keys_per_invocation_wide,
+         d->scan_workgroup_size, d->scan_rows, d->lookback_spin_limit);
+}
+
+int cli_devices(int argc, char **argv) {
+  static const struct option longopts[] = {CLI_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
+  cli_common common;
   bool done;
-  gs_options_begin(&common, &done);
+  cli_options_begin(&common, &done);
   int opt, rc;
   while ((opt = getopt_long(argc, argv, ":qvhV", longopts, NULL)) != -1) {
-    if ((rc = gs_common_option(&common, opt, optarg)) != 0) {
+    if ((rc = cli_common_option(&common, opt, optarg)) != 0) {
       if (rc != 1) return rc;
       continue;
     }
-    if ((rc = gs_other_option(opt, argv, &done)) || done) return rc;
+    if ((rc = cli_other_option(opt, argv, &done)) || done) return rc;
   }
-  if (optind != argc) return gs_fail(GS_ERR_USAGE, "devices takes no arguments (see 'gpusort --help')");
+  if (optind != argc) return cli_fail(GPUSORT_ERROR_USAGE, "devices takes no arguments (see 'gpusort --help')");
 
-  gs_device_info *infos = NULL;
   uint32_t count = 0;
-  if ((rc = gs_device_list(&infos, &count))) return rc;
-  const int chosen = gs_device_default_index(infos, count);
+  if ((rc = gpusort_list_devices(NULL, 0, &count))) return cli_library_error(rc);
+  gpusort_device_info *infos = calloc(count ? count : 1, sizeof *infos);
+  if (!infos) return cli_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
+  infos[0].struct_size = sizeof *infos;
+  if ((rc = gpusort_list_devices(infos, count, &count))) {
+    free(infos);
+    return cli_library_error(rc);
+  }
   printf("%-7s %-10s %-8s %-11s %-11s %s\n", "index", "type", "subgroup", "memory", "max buffer", "name (driver)");
   for (uint32_t i = 0; i < count; i++) {
-    const gs_device_info *d = &infos[i];
+    const gpusort_device_info *d = &infos[i];
     char mem[32], range[32];
-    gs_format_bytes(mem, sizeof mem, (double)d->device_local_bytes);
-    gs_format_bytes(range, sizeof range, (double)d->max_storage_range);
-    printf("%c%-6u %-10s %-8u %-11s %-11s %s (%s)\n", (int)i == chosen ? '*' : ' ', d->index,
-           gs_device_type_name(d->type), d->subgroup_size, mem, range, d->name, d->driver);
-    if (d->unusable[0]) printf("        not usable: %s\n", d->unusable);
+    cli_format_bytes(mem, sizeof mem, (double)d->memory_bytes);
+    cli_format_bytes(range, sizeof range, (double)d->max_buffer_bytes);
+    printf("%c%-6u %-10s %-8u %-11s %-11s %s (%s)\n", d->is_default ? '*' : ' ', d->index,
+           gpusort_device_type_name(d->type), d->subgroup_size, mem, range, d->name, d->driver);
+    if (!d->usable) printf("        not usable: %s\n", d->unusable_reason);
+    if (d->usable && common.verbosity >= 2) print_configuration(d);
   }
   if (count == 0) printf("(no Vulkan devices)\n");
   free(infos);
-  return GS_OK;
+  return GPUSORT_OK;
 }

@@ -1,17 +1,18 @@
-/* The subcommands; each parses its own options and returns an exit status. */
+/* The subcommands; each parses its own options and returns a status (gpusort_status_class
+ * of it is the exit code). */
 #ifndef GS_CLI_COMMANDS_H
 #define GS_CLI_COMMANDS_H
 
-int gs_cmd_sort(int argc, char **argv);
-int gs_cmd_check(int argc, char **argv);
-int gs_cmd_scan(int argc, char **argv);
-int gs_cmd_reduce(int argc, char **argv);
-int gs_cmd_gen(int argc, char **argv);
-int gs_cmd_bench(int argc, char **argv);
-int gs_cmd_devices(int argc, char **argv);
+int cli_sort(int argc, char **argv);
+int cli_check(int argc, char **argv);
+int cli_scan(int argc, char **argv);
+int cli_reduce(int argc, char **argv);
+int cli_gen(int argc, char **argv);
+int cli_bench(int argc, char **argv);
+int cli_devices(int argc, char **argv);
 
 /* Prints the full help to stdout. */
-void gs_print_help(void);
-void gs_print_version(void);
+void cli_print_help(void);
+void cli_print_version(void);
 
 #endif

@@ -1,11 +1,13 @@
-/* gpusort: sort binary files of fixed-width keys on the GPU. */
+/* gpusort: sort binary files of fixed-width keys on the GPU. The command line is a client of
+ * libgpusort (gpusort.h) and of nothing else: it parses options, calls the library, and
+ * prints reports and messages. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/commands.h"
-#include "util/error.h"
-#include "vk/device.h"
+#include "args.h"
+#include "commands.h"
 
 static const char help_text[] =
     "Usage: gpusort [sort] [OPTIONS] INPUT [OUTPUT]\n"
@@ -121,28 +123,46 @@ static const char help_text[] =
     "gamma_D * (|x_0| + ... + |x_k|), gamma_D = D*u/(1 - D*u), u = 2^-24 (f32) or 2^-53 (f64),\n"
     "D = (k + 1)/1024 + 64 (the additions on the path from an input to a result).\n";
 
-void gs_print_help(void) { fputs(help_text, stdout); }
+void cli_print_help(void) { fputs(help_text, stdout); }
 
-void gs_print_version(void) { printf("gpusort %s\n", GPUSORT_VERSION); }
+void cli_print_version(void) { printf("gpusort %s\n", gpusort_version_string()); }
+
+/* An interrupted run leaves no temporary file: remove them, then die of the signal as before. */
+static void remove_temporary_files_and_reraise(int sig) {
+  gpusort_remove_temporary_files();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void handle_fatal_signals(void) {
+  /* also the faults a truncated input mapping (SIGBUS) or a bug (SIGSEGV) raise */
+  const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGBUS, SIGSEGV};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    struct sigaction old, sa = {0};
+    /* keep a disposition of "ignore" (e.g. nohup) as it was */
+    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    sa.sa_handler = remove_temporary_files_and_reraise;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sigs[i], &sa, NULL);
+  }
+}
 
 int main(int argc, char **argv) {
-  int (*command)(int, char **) = gs_cmd_sort;
+  static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+  } commands[] = {{"sort", cli_sort},     {"check", cli_check}, {"scan", cli_scan},       {"reduce", cli_reduce},
+                  {"gen", cli_gen},       {"bench", cli_bench}, {"devices", cli_devices}};
+  int (*command)(int, char **) = cli_sort;
   int shift = 0;
-  if (argc > 1) {
-    static const struct {
-      const char *name;
-      int (*fn)(int, char **);
-    } commands[] = {{"sort", gs_cmd_sort},     {"check", gs_cmd_check}, {"scan", gs_cmd_scan},
-                    {"reduce", gs_cmd_reduce}, {"gen", gs_cmd_gen},     {"bench", gs_cmd_bench},
-                    {"devices", gs_cmd_devices}};
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-      if (strcmp(argv[1], commands[i].name) == 0) command = commands[i].fn, shift = 1;
-  }
-  int status = command(argc - shift, argv + shift);
-  if (status != GS_OK && gs_last_error()[0]) fprintf(stderr, "gpusort: %s\n", gs_last_error());
+  for (size_t i = 0; argc > 1 && i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp(argv[1], commands[i].name) == 0) command = commands[i].fn, shift = 1;
+  handle_fatal_signals();
+  const int status = command(argc - shift, argv + shift);
+  if (status != GPUSORT_OK && cli_error_message()[0]) fprintf(stderr, "gpusort: %s\n", cli_error_message());
   fflush(stdout);
   fflush(stderr);
   /* After a GPU stall the driver's teardown may wait on the stalled work forever. */
-  if (gs_device_any_wedged()) _exit(status);
-  return status;
+  if (status == GPUSORT_ERROR_GPU_STALL) _exit(gpusort_status_class(status));
+  return gpusort_status_class(status);
 }

@@ -1,9 +1,11 @@
-#include "cli/report.h"
+#include "report.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 
-void gs_format_bytes(char *buf, size_t size, double bytes) {
+#include "args.h"
+
+void cli_format_bytes(char *buf, size_t size, double bytes) {
   const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
   while (bytes >= 1024 && u < 4) bytes /= 1024, u++;
@@ -13,7 +15,7 @@ void gs_format_bytes(char *buf, size_t size, double bytes) {
     snprintf(buf, size, "%.2f %s", bytes, units[u]);
 }
 
-void gs_format_seconds(char *buf, size_t size, double s) {
+void cli_format_seconds(char *buf, size_t size, double s) {
   if (s < 1e-3)
     snprintf(buf, size, "%.1f us", s * 1e6);
   else if (s < 1)
@@ -22,19 +24,69 @@ void gs_format_seconds(char *buf, size_t size, double s) {
     snprintf(buf, size, "%.3f s", s);
 }
 
-void gs_format_rate(char *buf, size_t size, double rate, const char *unit) {
+void cli_format_rate(char *buf, size_t size, double rate, const char *unit) {
   const char *prefix[] = {"", "k", "M", "G", "T"};
   int p = 0;
   while (rate >= 1000 && p < 4) rate /= 1000, p++;
   snprintf(buf, size, "%.2f %s%s/s", rate, prefix[p], unit);
 }
 
-void gs_print_checksum(const char *name, uint64_t hash) {
-  fprintf(stderr, "XXH3 (%s) = %016" PRIx64 "\n", name, hash);
+void cli_print_checksum(const char *output, uint64_t hash) {
+  fprintf(stderr, "XXH3 (%s) = %016" PRIx64 "\n", output, hash);
 }
 
-void gs_report_row(const char *label, double seconds, const char *detail) {
+void cli_report_row(const char *label, double seconds, const char *detail) {
   char t[32];
-  gs_format_seconds(t, sizeof t, seconds);
+  cli_format_seconds(t, sizeof t, seconds);
   fprintf(stderr, "  %-10s %10s  %s\n", label, t, detail ? detail : "");
+}
+
+void cli_describe_device(const gpusort_device_info *info, char *buf, size_t size) {
+  snprintf(buf, size, "%s (%s, subgroup %u)", info->name, info->driver, info->subgroup_size);
+}
+
+void cli_note_device(gpusort_context *ctx) {
+  gpusort_device_info info = GPUSORT_DEVICE_INFO_INIT;
+  char desc[1024];
+  if (gpusort_context_device(ctx, &info) != GPUSORT_OK) return;
+  cli_describe_device(&info, desc, sizeof desc);
+  cli_note("device %u: %s", info.index, desc);
+}
+
+static const char *article(const char *type) { return type[0] == 'i' ? "an" : "a"; }
+
+void cli_describe_layout(const gpusort_layout *l, char *buf, size_t size) {
+  const char *key = gpusort_type_name(l->key);
+  if (l->value != GPUSORT_TYPE_NONE)
+    snprintf(buf, size, "(%s key, %s value) pairs", key, gpusort_type_name(l->value));
+  else if (l->record_bytes)
+    snprintf(buf, size, "%u-byte records with %s %s key at byte %u", l->record_bytes, article(key), key, l->key_offset);
+  else
+    snprintf(buf, size, "%s keys", key);
+}
+
+void cli_report_start(const gpusort_report *r) {
+  const double open = r->stage_seconds[GPUSORT_STAGE_OPEN], setup = r->stage_seconds[GPUSORT_STAGE_SETUP];
+  char line[200];
+  snprintf(line, sizeof line, "opening the device %.0f ms, pipelines and buffers %.0f ms", open * 1e3, setup * 1e3);
+  cli_report_row("setup", open + setup, line);
+  cli_report_row("read", r->stage_seconds[GPUSORT_STAGE_READ], "host: input into staging memory");
+  cli_report_row("upload", r->stage_seconds[GPUSORT_STAGE_UPLOAD], "GPU copy");
+}
+
+void cli_report_gpu(const char *label, double seconds, uint64_t items, const char *unit, uint64_t bytes) {
+  char a[32], b[32], line[200];
+  cli_format_rate(a, sizeof a, seconds > 0 ? (double)items / seconds : 0, unit);
+  cli_format_rate(b, sizeof b, seconds > 0 ? (double)bytes / seconds : 0, "B");
+  snprintf(line, sizeof line, "GPU, %s, %s", a, b);
+  cli_report_row(label, seconds, line);
+}
+
+void cli_report_total(const gpusort_report *r, const char *unit) {
+  char a[32], b[32], line[200];
+  const double t = r->total_seconds;
+  cli_format_rate(a, sizeof a, t > 0 ? (double)r->records / t : 0, unit);
+  cli_format_rate(b, sizeof b, t > 0 ? (double)r->input_bytes / t : 0, "B");
+  snprintf(line, sizeof line, "end to end, %s, %s", a, b);
+  cli_report_row("total", t, line);
 }

@@ -1,23 +1,41 @@
-/* Formatting of the reports printed on stderr. */
+/* The reports printed on stderr: formatting, and the parts every data command shares. */
 #ifndef GS_CLI_REPORT_H
 #define GS_CLI_REPORT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpusort.h"
+
 /* "1.00 GiB", "512 B" */
-void gs_format_bytes(char *buf, size_t size, double bytes);
+void cli_format_bytes(char *buf, size_t size, double bytes);
 
 /* "12.3 ms", "1.234 s" */
-void gs_format_seconds(char *buf, size_t size, double seconds);
+void cli_format_seconds(char *buf, size_t size, double seconds);
 
 /* "33.6 Mkeys/s" */
-void gs_format_rate(char *buf, size_t size, double items_per_second, const char *unit);
+void cli_format_rate(char *buf, size_t size, double items_per_second, const char *unit);
 
 /* The line xxhsum -H3 --tag prints: "XXH3 (NAME) = 0123456789abcdef". */
-void gs_print_checksum(const char *name, uint64_t hash);
+void cli_print_checksum(const char *output, uint64_t hash);
 
 /* One report row: "  label    time   detail". */
-void gs_report_row(const char *label, double seconds, const char *detail);
+void cli_report_row(const char *label, double seconds, const char *detail);
+
+/* "NAME (driver, subgroup N)" */
+void cli_describe_device(const gpusort_device_info *info, char *buf, size_t size);
+
+/* "device N: NAME (driver, subgroup N)" for the context's device. */
+void cli_note_device(gpusort_context *ctx);
+
+/* "u32 keys", "(u64 key, f32 value) pairs", "100-byte records with an i32 key at byte 8". */
+void cli_describe_layout(const gpusort_layout *layout, char *buf, size_t size);
+
+/* The setup, read and upload rows; the GPU row (`label`: sort, scan, reduce) with its rates. */
+void cli_report_start(const gpusort_report *r);
+void cli_report_gpu(const char *label, double seconds, uint64_t items, const char *unit, uint64_t bytes);
+
+/* The total row with the end-to-end rates. */
+void cli_report_total(const gpusort_report *r, const char *unit);
 
 #endif

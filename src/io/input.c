@@ -19,43 +19,43 @@ int gs_input_open(gs_input *in, const char *path) {
     in->fd = STDIN_FILENO;
   } else {
     in->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (in->fd < 0) return gs_fail(GS_ERR_RUNTIME, "cannot open %s: %s", path, strerror(errno));
+    if (in->fd < 0) return gs_fail(GPUSORT_ERROR_IO, "cannot open %s: %s", path, strerror(errno));
   }
-  if (fstat(in->fd, &in->st) != 0) return gs_fail(GS_ERR_RUNTIME, "cannot stat %s: %s", in->name, strerror(errno));
-  if (S_ISDIR(in->st.st_mode)) return gs_fail(GS_ERR_USAGE, "%s is a directory", in->name);
+  if (fstat(in->fd, &in->st) != 0) return gs_fail(GPUSORT_ERROR_IO, "cannot stat %s: %s", in->name, strerror(errno));
+  if (S_ISDIR(in->st.st_mode)) return gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s is a directory", in->name);
   in->is_regular = S_ISREG(in->st.st_mode);
   if (!in->is_regular) {
     in->is_stream = true;
-    return GS_OK;
+    return GPUSORT_OK;
   }
   in->bytes = (size_t)in->st.st_size;
-  if (in->bytes == 0) return GS_OK;
+  if (in->bytes == 0) return GPUSORT_OK;
   in->mapping = mmap(NULL, in->bytes, PROT_READ, MAP_PRIVATE, in->fd, 0);
   if (in->mapping == MAP_FAILED) {
     in->mapping = NULL;
-    return gs_fail(GS_ERR_RUNTIME, "cannot map %s: %s", in->name, strerror(errno));
+    return gs_fail(GPUSORT_ERROR_IO, "cannot map %s: %s", in->name, strerror(errno));
   }
   madvise(in->mapping, in->bytes, MADV_SEQUENTIAL);
   madvise(in->mapping, in->bytes, MADV_WILLNEED);
   in->data = in->mapping;
-  return GS_OK;
+  return GPUSORT_OK;
 }
 
 int gs_input_read_stream(gs_input *in, uint64_t max_bytes, const char *what_limit) {
-  if (!in->is_stream || in->data) return GS_OK;
+  if (!in->is_stream || in->data) return GPUSORT_OK;
 #ifdef F_SETPIPE_SZ
   fcntl(in->fd, F_SETPIPE_SZ, 1 << 20); /* fewer, larger reads from pipes; best effort */
 #endif
   size_t cap = 1 << 20, len = 0;
   unsigned char *buf = malloc(cap);
-  if (!buf) return gs_fail(GS_ERR_RUNTIME, "out of host memory reading %s", in->name);
+  if (!buf) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory reading %s", in->name);
   for (;;) {
     if (len == cap) {
       size_t grown = cap * 2;
       unsigned char *p = realloc(buf, grown);
       if (!p) {
         free(buf);
-        return gs_fail(GS_ERR_RUNTIME, "out of host memory reading %s (%zu bytes so far)", in->name, len);
+        return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory reading %s (%zu bytes so far)", in->name, len);
       }
       buf = p, cap = grown;
     }
@@ -63,20 +63,20 @@ int gs_input_read_stream(gs_input *in, uint64_t max_bytes, const char *what_limi
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) {
       free(buf);
-      return gs_fail(GS_ERR_RUNTIME, "cannot read %s: %s", in->name, strerror(errno));
+      return gs_fail(GPUSORT_ERROR_IO, "cannot read %s: %s", in->name, strerror(errno));
     }
     if (got == 0) break;
     len += (size_t)got;
     if (len > max_bytes) {
       free(buf);
-      return gs_fail(GS_ERR_RUNTIME, "%s holds more than %s (%llu bytes)", in->name, what_limit,
+      return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%s holds more than %s (%llu bytes)", in->name, what_limit,
                      (unsigned long long)max_bytes);
     }
   }
   in->heap = buf;
   in->data = buf;
   in->bytes = len;
-  return GS_OK;
+  return GPUSORT_OK;
 }
 
 typedef struct {
@@ -103,8 +103,8 @@ void gs_input_prefault(gs_input *in) {
 }
 
 int gs_input_check_width(const gs_input *in, unsigned width, const char *what) {
-  if (in->bytes % width == 0) return GS_OK;
-  return gs_fail(GS_ERR_USAGE, "%s: size %zu bytes is not a multiple of %u, the size of %s", in->name, in->bytes,
+  if (in->bytes % width == 0) return GPUSORT_OK;
+  return gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s: size %zu bytes is not a multiple of %u, the size of %s", in->name, in->bytes,
                  width, what);
 }
 

@@ -4,43 +4,35 @@
 
 #include "util/error.h"
 
-int gs_layout_from_options(const gs_layout_options *o, gs_layout *l) {
-  if (!o->have_key) return gs_fail(GS_ERR_USAGE, "missing --keys TYPE: say what the file holds (%s)", gs_key_type_names());
-  const unsigned key_bytes = gs_key_info_of(o->key)->bytes;
-  *l = (gs_layout){.kind = GS_LAYOUT_KEYS, .key = o->key, .record_bytes = key_bytes};
-  if (o->have_value && o->record_bytes)
-    return gs_fail(GS_ERR_USAGE, "--values and --record-size both describe the records: give one of them");
-  if (o->have_key_offset && !o->record_bytes)
-    return gs_fail(GS_ERR_USAGE, "--key-offset needs --record-size");
-  if (o->have_value) {
+int gs_layout_from_public(const gpusort_layout *p, gs_layout *l) {
+  gs_key_type key, value;
+  if (gs_key_type_from_public(p->key, &key) != 0)
+    return gs_fail(GPUSORT_ERROR_USAGE, "the layout has no valid key type (%d)", (int)p->key);
+  const unsigned key_bytes = gs_key_info_of(key)->bytes;
+  *l = (gs_layout){.kind = GS_LAYOUT_KEYS, .key = key, .record_bytes = key_bytes};
+  const bool have_value = p->value != GPUSORT_TYPE_NONE;
+  if (have_value && gs_key_type_from_public(p->value, &value) != 0)
+    return gs_fail(GPUSORT_ERROR_USAGE, "the layout's value type (%d) is not a type", (int)p->value);
+  if (have_value && p->record_bytes)
+    return gs_fail(GPUSORT_ERROR_USAGE, "a layout with a value type and a record size: give one of them");
+  if (p->key_offset && !p->record_bytes) return gs_fail(GPUSORT_ERROR_USAGE, "a key offset needs a record size");
+  if (have_value) {
     l->kind = GS_LAYOUT_PAIRS;
-    l->value = o->value;
+    l->value = value;
     l->value_offset = key_bytes;
-    l->record_bytes = key_bytes + gs_key_info_of(o->value)->bytes;
-  } else if (o->record_bytes) {
-    if (o->record_bytes > GS_MAX_RECORD_BYTES)
-      return gs_fail(GS_ERR_USAGE, "--record-size %lu is larger than %u bytes", o->record_bytes,
+    l->record_bytes = key_bytes + gs_key_info_of(value)->bytes;
+  } else if (p->record_bytes) {
+    if (p->record_bytes > GS_MAX_RECORD_BYTES)
+      return gs_fail(GPUSORT_ERROR_USAGE, "records of %u bytes are larger than %u bytes", p->record_bytes,
                      (unsigned)GS_MAX_RECORD_BYTES);
-    if (o->key_offset + key_bytes > o->record_bytes)
-      return gs_fail(GS_ERR_USAGE, "a %u-byte %s key at byte %lu does not fit a %lu-byte record", key_bytes,
-                     gs_key_info_of(o->key)->name, o->key_offset, o->record_bytes);
+    if ((uint64_t)p->key_offset + key_bytes > p->record_bytes)
+      return gs_fail(GPUSORT_ERROR_USAGE, "a %u-byte %s key at byte %u does not fit a %u-byte record", key_bytes,
+                     gs_key_info_of(key)->name, p->key_offset, p->record_bytes);
     l->kind = GS_LAYOUT_RECORDS;
-    l->record_bytes = (unsigned)o->record_bytes;
-    l->key_offset = (unsigned)o->key_offset;
+    l->record_bytes = p->record_bytes;
+    l->key_offset = p->key_offset;
   }
-  return GS_OK;
-}
-
-void gs_layout_describe(const gs_layout *l, char *buf, size_t size) {
-  const char *key = gs_key_info_of(l->key)->name;
-  switch (l->kind) {
-  case GS_LAYOUT_KEYS: snprintf(buf, size, "%s keys", key); break;
-  case GS_LAYOUT_PAIRS: snprintf(buf, size, "(%s key, %s value) pairs", key, gs_key_info_of(l->value)->name); break;
-  case GS_LAYOUT_RECORDS:
-    snprintf(buf, size, "%u-byte records with %s %s key at byte %u", l->record_bytes, key[0] == 'i' ? "an" : "a", key,
-             l->key_offset);
-    break;
-  }
+  return GPUSORT_OK;
 }
 
 void gs_layout_unit(const gs_layout *l, char *buf, size_t size) {

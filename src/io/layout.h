@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "gpusort.h"
 #include "prim/keys.h"
 
 typedef enum { GS_LAYOUT_KEYS, GS_LAYOUT_PAIRS, GS_LAYOUT_RECORDS } gs_layout_kind;
@@ -26,22 +27,9 @@ typedef struct {
   unsigned value_offset; /* pairs: where the value starts */
 } gs_layout;
 
-/* Options as given on the command line, before they are checked against each other. */
-typedef struct {
-  gs_key_type key;
-  bool have_key;
-  gs_key_type value;
-  bool have_value;
-  unsigned long record_bytes; /* 0: not given */
-  unsigned long key_offset;
-  bool have_key_offset;
-} gs_layout_options;
-
-/* Checks the combination and fills `layout`; usage errors name the options at fault. */
-int gs_layout_from_options(const gs_layout_options *o, gs_layout *layout);
-
-/* "u32 keys", "(u64 key, f32 value) pairs", "100-byte records with an i32 key at byte 8". */
-void gs_layout_describe(const gs_layout *layout, char *buf, size_t size);
+/* Checks a layout of the public API (its struct_size already dealt with) and fills the
+ * internal form; usage errors say what is wrong with it. */
+int gs_layout_from_public(const gpusort_layout *public_layout, gs_layout *layout);
 
 /* "a u32 key", "an (i64, u32) pair", "a 100-byte record", for size messages. */
 void gs_layout_unit(const gs_layout *layout, char *buf, size_t size);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,94 +14,98 @@
 #include "util/error.h"
 #include "util/parallel.h"
 
-/* The temporary file to remove if a signal ends the process (one output at a time). */
-static char pending_temp[PATH_MAX + 64];
-static volatile sig_atomic_t pending_temp_set;
+/* Temporary files of outputs in progress, for gs_remove_temporary_files(), which signal handlers
+ * call: a fixed table whose slots a handler can read at any moment (a slot's path is complete
+ * before its flag is set). */
+enum { TEMP_SLOTS = 64 };
+static struct {
+  char path[PATH_MAX + 64];
+  volatile sig_atomic_t used;
+} temp_files[TEMP_SLOTS];
+static pthread_mutex_t temp_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void remove_temp_and_reraise(int sig) {
-  if (pending_temp_set) unlink(pending_temp);
-  signal(sig, SIG_DFL);
-  raise(sig);
+void gs_remove_temporary_files(void) {
+  for (int i = 0; i < TEMP_SLOTS; i++)
+    if (temp_files[i].used) unlink(temp_files[i].path);
 }
 
-static void guard_temp(const char *path) {
-  static bool installed;
-  snprintf(pending_temp, sizeof pending_temp, "%s", path);
-  pending_temp_set = 1;
-  if (!installed) {
-    /* also the faults a truncated input mapping (SIGBUS) or a bug (SIGSEGV) raise */
-    const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGBUS, SIGSEGV};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-      struct sigaction sa = {0};
-      sa.sa_handler = remove_temp_and_reraise;
-      sigemptyset(&sa.sa_mask);
-      struct sigaction old;
-      /* keep a disposition of "ignore" (e.g. nohup) as it was */
-      if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
-      sigaction(sigs[i], &sa, NULL);
-    }
-    installed = true;
+static int guard_temp(const char *path) {
+  pthread_mutex_lock(&temp_lock);
+  int slot = -1;
+  for (int i = 0; i < TEMP_SLOTS && slot < 0; i++)
+    if (!temp_files[i].used) slot = i;
+  if (slot >= 0) {
+    snprintf(temp_files[slot].path, sizeof temp_files[slot].path, "%s", path);
+    temp_files[slot].used = 1;
   }
+  pthread_mutex_unlock(&temp_lock);
+  return slot; /* -1: more outputs at once than the table holds; that one goes unguarded */
 }
 
-static void unguard_temp(void) { pending_temp_set = 0; }
+static void unguard_temp(int slot) {
+  if (slot < 0) return;
+  pthread_mutex_lock(&temp_lock);
+  temp_files[slot].used = 0;
+  pthread_mutex_unlock(&temp_lock);
+}
 
 int gs_output_preflight(const char *path, bool force, const gs_input *input) {
   if (strcmp(path, "-") == 0) {
     if (isatty(STDOUT_FILENO) && !force)
-      return gs_fail(GS_ERR_USAGE, "stdout is a terminal: refusing to write binary data there (use -f to force)");
-    return GS_OK;
+      return gs_fail(GPUSORT_ERROR_OUTPUT_IS_TERMINAL, "stdout is a terminal: refusing to write binary data there");
+    return GPUSORT_OK;
   }
   struct stat st;
   if (stat(path, &st) != 0) {
-    if (errno == ENOENT) return GS_OK;
-    return gs_fail(GS_ERR_RUNTIME, "cannot stat %s: %s", path, strerror(errno));
+    if (errno == ENOENT) return GPUSORT_OK;
+    return gs_fail(GPUSORT_ERROR_IO, "cannot stat %s: %s", path, strerror(errno));
   }
   if (input && input->is_regular && st.st_dev == input->st.st_dev && st.st_ino == input->st.st_ino)
-    return gs_fail(GS_ERR_USAGE, "%s is the input file %s: refusing to overwrite the input", path, input->name);
-  if (S_ISDIR(st.st_mode)) return gs_fail(GS_ERR_USAGE, "%s is a directory", path);
-  if (S_ISREG(st.st_mode) && !force) return gs_fail(GS_ERR_USAGE, "%s already exists (use -f to overwrite)", path);
-  return GS_OK;
+    return gs_fail(GPUSORT_ERROR_OUTPUT_IS_INPUT, "%s is the input file %s: refusing to overwrite the input", path, input->name);
+  if (S_ISDIR(st.st_mode)) return gs_fail(GPUSORT_ERROR_USAGE, "%s is a directory", path);
+  if (S_ISREG(st.st_mode) && !force) return gs_fail(GPUSORT_ERROR_OUTPUT_EXISTS, "%s already exists", path);
+  return GPUSORT_OK;
 }
 
 int gs_output_open(gs_output *out, const char *path) {
   memset(out, 0, sizeof *out);
   out->fd = -1;
+  out->temp_slot = -1;
   out->path = path;
   out->name = path;
   if (strcmp(path, "-") == 0) {
     out->name = "stdout";
     out->fd = STDOUT_FILENO;
     out->direct = true;
-    return GS_OK;
+    return GPUSORT_OK;
   }
   struct stat st;
   if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
     out->fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (out->fd < 0) return gs_fail(GS_ERR_RUNTIME, "cannot open %s: %s", path, strerror(errno));
+    if (out->fd < 0) return gs_fail(GPUSORT_ERROR_IO, "cannot open %s: %s", path, strerror(errno));
     out->direct = true;
-    return GS_OK;
+    return GPUSORT_OK;
   }
   const char *slash = strrchr(path, '/');
   const int dir_len = slash ? (int)(slash - path + 1) : 0;
   const char *base = slash ? slash + 1 : path;
   size_t size = strlen(path) + 32;
   out->temp_path = malloc(size);
-  if (!out->temp_path) return gs_fail(GS_ERR_RUNTIME, "out of host memory");
+  if (!out->temp_path) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
   snprintf(out->temp_path, size, "%.*s.%s.gpusort-XXXXXX", dir_len, path, base);
   out->fd = mkostemp(out->temp_path, O_CLOEXEC);
   if (out->fd < 0) {
     int err = errno;
     free(out->temp_path);
     out->temp_path = NULL;
-    return gs_fail(GS_ERR_RUNTIME, "cannot create a file beside %s: %s", path, strerror(err));
+    return gs_fail(GPUSORT_ERROR_IO, "cannot create a file beside %s: %s", path, strerror(err));
   }
-  guard_temp(out->temp_path);
+  out->temp_slot = guard_temp(out->temp_path);
   /* mkostemp makes the file private (0600); give it the permissions a new file would get. */
   mode_t mask = umask(0);
   umask(mask);
   fchmod(out->fd, 0666 & ~mask);
-  return GS_OK;
+  return GPUSORT_OK;
 }
 
 /* write() or pwrite() until done; returns 0 or an errno value. */
@@ -140,9 +145,9 @@ int gs_output_write(gs_output *out, const void *data, size_t bytes) {
     gs_parallel_for(bytes, (size_t)4 << 20, pwrite_range, &job);
     for (int w = 0; w < 64 && !e; w++) e = job.error[w];
   }
-  if (e) return gs_fail(GS_ERR_RUNTIME, "cannot write %s: %s", out->name, strerror(e));
+  if (e) return gs_fail(GPUSORT_ERROR_IO, "cannot write %s: %s", out->name, strerror(e));
   out->written += bytes;
-  return GS_OK;
+  return GPUSORT_OK;
 }
 
 /* Flushes the directory entry of a renamed file (best effort: some file systems refuse). */
@@ -158,30 +163,30 @@ static void sync_directory_of(const char *path) {
 }
 
 int gs_output_commit(gs_output *out) {
-  int rc = GS_OK;
+  int rc = GPUSORT_OK;
   if (out->fd == STDOUT_FILENO) {
     /* nothing buffered in stdio: writes went straight to the descriptor */
   } else if (out->fd >= 0) {
     if (out->sync && fsync(out->fd) != 0 && errno != EINVAL)
-      rc = gs_fail(GS_ERR_RUNTIME, "cannot flush %s to storage: %s", out->name, strerror(errno));
-    if (close(out->fd) != 0 && rc == GS_OK)
-      rc = gs_fail(GS_ERR_RUNTIME, "cannot write %s: %s", out->name, strerror(errno));
+      rc = gs_fail(GPUSORT_ERROR_IO, "cannot flush %s to storage: %s", out->name, strerror(errno));
+    if (close(out->fd) != 0 && rc == GPUSORT_OK)
+      rc = gs_fail(GPUSORT_ERROR_IO, "cannot write %s: %s", out->name, strerror(errno));
     out->fd = -1;
   }
-  if (rc == GS_OK && out->temp_path) {
+  if (rc == GPUSORT_OK && out->temp_path) {
     if (rename(out->temp_path, out->path) != 0)
-      rc = gs_fail(GS_ERR_RUNTIME, "cannot rename the finished output to %s: %s", out->path, strerror(errno));
+      rc = gs_fail(GPUSORT_ERROR_IO, "cannot rename the finished output to %s: %s", out->path, strerror(errno));
     else if (out->sync)
       sync_directory_of(out->path);
   }
-  if (rc != GS_OK) {
+  if (rc != GPUSORT_OK) {
     gs_output_abort(out);
     return rc;
   }
   free(out->temp_path);
   out->temp_path = NULL;
-  unguard_temp();
-  return GS_OK;
+  unguard_temp(out->temp_slot);
+  return GPUSORT_OK;
 }
 
 void gs_output_abort(gs_output *out) {
@@ -191,6 +196,6 @@ void gs_output_abort(gs_output *out) {
     unlink(out->temp_path);
     free(out->temp_path);
     out->temp_path = NULL;
-    unguard_temp();
+    unguard_temp(out->temp_slot);
   }
 }

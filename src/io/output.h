@@ -1,7 +1,8 @@
 /* Output files that never exist half-written.
  *
  * A named OUTPUT is written to a temporary file in its directory and renamed over OUTPUT only
- * when complete; on failure or a fatal signal the temporary file is removed. "-" writes to
+ * when complete; on failure the temporary file is removed, and a program's signal handlers
+ * remove those of outputs in progress with gs_remove_temporary_files(). "-" writes to
  * stdout; existing non-regular files (/dev/null, FIFOs) are written in place. */
 #ifndef GS_IO_OUTPUT_H
 #define GS_IO_OUTPUT_H
@@ -15,6 +16,7 @@ typedef struct {
   const char *path; /* as given; "-" is stdout */
   const char *name; /* for messages */
   char *temp_path;  /* while a temporary file exists */
+  int temp_slot;    /* its entry in the table gs_remove_temporary_files() reads; -1 if none */
   int fd;
   bool direct; /* stdout or a non-regular file: written in place */
   bool sync;   /* commit flushes the file and its directory to stable storage */
@@ -38,5 +40,8 @@ int gs_output_commit(gs_output *out);
 
 /* Abandons the output: the temporary file is removed, OUTPUT is left as it was. */
 void gs_output_abort(gs_output *out);
+
+/* Removes the temporary files of every output in progress. Async-signal-safe. */
+void gs_remove_temporary_files(void);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/knobs.h"
 #include "util/parallel.h"
 
 enum { DEFAULT_CHUNK = 64 << 20 };
@@ -13,9 +14,7 @@ int gs_stager_create(gs_device *dev, gs_stager *st, gs_memory_kind kind, size_t 
   memset(st, 0, sizeof *st);
   st->dev = dev;
   st->kind = kind;
-  size_t chunk = DEFAULT_CHUNK;
-  const char *env = getenv("GPUSORT_CHUNK_BYTES");
-  if (env && *env) chunk = (size_t)strtoull(env, NULL, 10);
+  size_t chunk = gs_knobs_get()->chunk_bytes ? (size_t)gs_knobs_get()->chunk_bytes : DEFAULT_CHUNK;
   chunk &= ~(size_t)15;
   if (chunk < 16) chunk = 16;
   if (chunk > total) chunk = (total + 15) & ~(size_t)15;
@@ -63,16 +62,18 @@ static int submit_chunk(gs_stager *st, int i, const gs_field *fields, unsigned n
   gs_submission *sub = &st->submission[i];
   int rc = gs_submission_begin(st->dev, sub);
   if (rc) return rc;
+  if (!up) gs_cmd_barrier(sub->cb); /* after the kernels of earlier submissions that wrote the arrays */
   gs_timestamps_write(sub->cb, &st->timestamps, 2 * i);
   for (unsigned f = 0; f < nfields; f++) {
     /* transfers are whole words; the arrays' sizes are rounded up to words as well */
     const VkDeviceSize bytes = ((VkDeviceSize)count * fields[f].bytes + 3) & ~(VkDeviceSize)3;
-    const VkDeviceSize slot = slot_offset(fields, f, count), array = (VkDeviceSize)first * fields[f].bytes;
+    const VkDeviceSize slot = slot_offset(fields, f, count);
+    const VkDeviceSize array = fields[f].array.offset + (VkDeviceSize)first * fields[f].bytes;
     VkBufferCopy region = {.srcOffset = up ? slot : array, .dstOffset = up ? array : slot, .size = bytes};
     if (up)
-      vkCmdCopyBuffer(sub->cb, st->slot[i].buffer, fields[f].buffer->buffer, 1, &region);
+      vkCmdCopyBuffer(sub->cb, st->slot[i].buffer, fields[f].array.buffer, 1, &region);
     else
-      vkCmdCopyBuffer(sub->cb, fields[f].buffer->buffer, st->slot[i].buffer, 1, &region);
+      vkCmdCopyBuffer(sub->cb, fields[f].array.buffer, st->slot[i].buffer, 1, &region);
   }
   if (!up) gs_cmd_barrier_to_host(sub->cb);
   gs_timestamps_write(sub->cb, &st->timestamps, 2 * i + 1);
@@ -82,14 +83,14 @@ static int submit_chunk(gs_stager *st, int i, const gs_field *fields, unsigned n
 /* Waits for a slot's copy and adds its GPU time. */
 static int finish_copy(gs_stager *st, int i, const char *stage, gs_transfer_stats *stats) {
   gs_submission *sub = &st->submission[i];
-  if (!sub->pending) return GS_OK;
+  if (!sub->pending) return GPUSORT_OK;
   int rc = gs_submission_wait(st->dev, sub, stage);
   if (rc) return rc;
   uint64_t t[2];
   if ((rc = gs_timestamps_read(st->dev, &st->timestamps, 2 * i, 2, t))) return rc;
   stats->gpu_seconds += gs_timestamps_seconds(st->dev, t[0], t[1]);
   vkResetQueryPool(st->dev->device, st->timestamps.pool, 2 * i, 2);
-  return GS_OK;
+  return GPUSORT_OK;
 }
 
 typedef struct {
@@ -119,8 +120,8 @@ int gs_upload_fields(gs_stager *st, const void *records, size_t count, unsigned 
   const double start = gs_now();
   const unsigned char *base = records;
   const size_t per_chunk = st->chunk / record_field_bytes(fields, nfields);
-  int rc = GS_OK;
-  for (size_t first = 0, c = 0; first < count && rc == GS_OK; c++) {
+  int rc = GPUSORT_OK;
+  for (size_t first = 0, c = 0; first < count && rc == GPUSORT_OK; c++) {
     const int i = (int)(c % 2);
     const size_t n = count - first < per_chunk ? count - first : per_chunk;
     if ((rc = finish_copy(st, i, "the upload to the GPU", stats))) break;
@@ -140,13 +141,13 @@ int gs_upload_fields(gs_stager *st, const void *records, size_t count, unsigned 
   }
   for (int i = 0; i < 2; i++) {
     int w = finish_copy(st, i, "the upload to the GPU", stats);
-    if (rc == GS_OK) rc = w;
+    if (rc == GPUSORT_OK) rc = w;
   }
   stats->wall_seconds += gs_now() - start;
   return rc;
 }
 
-int gs_upload(gs_stager *st, gs_buffer *dst, const void *src, size_t bytes, gs_transfer_stats *stats) {
+int gs_upload(gs_stager *st, gs_range dst, const void *src, size_t bytes, gs_transfer_stats *stats) {
   /* as one field of 4-byte records (buffers hold whole words); a 1..3 byte tail is padded */
   const size_t words = (bytes + 3) / 4;
   if (words * 4 == bytes) {
@@ -154,7 +155,7 @@ int gs_upload(gs_stager *st, gs_buffer *dst, const void *src, size_t bytes, gs_t
     return gs_upload_fields(st, src, words, 4, &field, 1, stats);
   }
   unsigned char *copy = calloc(words, 4);
-  if (!copy) return gs_fail(GS_ERR_RUNTIME, "out of host memory");
+  if (!copy) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
   memcpy(copy, src, bytes);
   gs_field field = {dst, 0, 4};
   int rc = gs_upload_fields(st, copy, words, 4, &field, 1, stats);
@@ -164,13 +165,13 @@ int gs_upload(gs_stager *st, gs_buffer *dst, const void *src, size_t bytes, gs_t
 
 int gs_download_fields(gs_stager *st, const gs_field *fields, unsigned nfields, size_t count, gs_fields_sink sink,
                        void *ctx, gs_transfer_stats *stats) {
-  if (nfields > MAX_FIELDS) return gs_fail(GS_ERR_RUNTIME, "internal error: too many fields");
+  if (nfields > MAX_FIELDS) return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: too many fields");
   const double start = gs_now();
   const size_t per_chunk = st->chunk / record_field_bytes(fields, nfields);
   const size_t chunks = (count + per_chunk - 1) / per_chunk;
-  int rc = GS_OK;
+  int rc = GPUSORT_OK;
   /* Keep one chunk's copy in flight ahead of the chunk being drained. */
-  for (size_t c = 0; c < chunks + 1 && rc == GS_OK; c++) {
+  for (size_t c = 0; c < chunks + 1 && rc == GPUSORT_OK; c++) {
     if (c < chunks) {
       const size_t first = c * per_chunk, n = count - first < per_chunk ? count - first : per_chunk;
       if ((rc = submit_chunk(st, (int)(c % 2), fields, nfields, first, n, false, "the download from the GPU"))) break;
@@ -189,7 +190,7 @@ int gs_download_fields(gs_stager *st, const gs_field *fields, unsigned nfields, 
   }
   for (int i = 0; i < 2; i++) {
     int w = finish_copy(st, i, "the download from the GPU", stats);
-    if (rc == GS_OK) rc = w;
+    if (rc == GPUSORT_OK) rc = w;
   }
   stats->wall_seconds += gs_now() - start;
   return rc;
@@ -205,9 +206,9 @@ static int forward_bytes(void *arg, const void *const *data, size_t count) {
   return b->sink(b->ctx, data[0], count * 4);
 }
 
-int gs_download(gs_stager *st, const gs_buffer *src, size_t bytes, gs_download_sink sink, void *ctx,
+int gs_download(gs_stager *st, gs_range src, size_t bytes, gs_download_sink sink, void *ctx,
                 gs_transfer_stats *stats) {
-  gs_field field = {(gs_buffer *)src, 0, 4};
+  gs_field field = {src, 0, 4};
   bytes_sink b = {sink, ctx};
   return gs_download_fields(st, &field, 1, bytes / 4, forward_bytes, &b, stats);
 }

@@ -30,9 +30,9 @@ int gs_stager_create(gs_device *dev, gs_stager *st, gs_memory_kind kind, size_t 
 void gs_stager_destroy(gs_stager *st);
 
 /* One field of fixed-size host records and the device array that holds it: `bytes` bytes at
- * `offset` in each record on the host, element i at i * bytes in `buffer`. */
+ * `offset` in each record on the host, element i at i * bytes in `array`. */
 typedef struct {
-  gs_buffer *buffer;
+  gs_range array;
   unsigned offset, bytes;
 } gs_field;
 
@@ -43,7 +43,7 @@ int gs_upload_fields(gs_stager *st, const void *records, size_t count, unsigned 
                      unsigned nfields, gs_transfer_stats *stats);
 
 /* Copies `bytes` from host memory to the start of dst. */
-int gs_upload(gs_stager *st, gs_buffer *dst, const void *src, size_t bytes, gs_transfer_stats *stats);
+int gs_upload(gs_stager *st, gs_range dst, const void *src, size_t bytes, gs_transfer_stats *stats);
 
 /* Receives `count` consecutive elements of each downloaded field, field f at data[f];
  * returns a status (non-zero stops the download). */
@@ -57,7 +57,7 @@ int gs_download_fields(gs_stager *st, const gs_field *fields, unsigned nfields, 
 typedef int (*gs_download_sink)(void *ctx, const void *data, size_t bytes);
 
 /* Copies the first `bytes` (a multiple of 4) of src to the host, chunk by chunk, into `sink`. */
-int gs_download(gs_stager *st, const gs_buffer *src, size_t bytes, gs_download_sink sink, void *ctx,
+int gs_download(gs_stager *st, gs_range src, size_t bytes, gs_download_sink sink, void *ctx,
                 gs_transfer_stats *stats);
 
 #endif

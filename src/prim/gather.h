@@ -1,36 +1,32 @@
-/* Whole records in the order of a sort's indices, on the GPU: the device-side alternative
- * to gathering records with host threads (src/cli/cmd_sort.c chooses). */
+/* Records on the GPU: whole records in the order of a sort's indices (the device-side
+ * alternative to gathering records with host threads; src/job/sort_engine.c chooses), and
+ * the keys of records as an array (for records that live on the GPU). */
 #ifndef GS_PRIM_GATHER_H
 #define GS_PRIM_GATHER_H
 
+#include "prim/keys.h"
 #include "vk/commands.h"
 #include "vk/kernel.h"
 
 typedef struct {
   gs_device *dev;
-  uint64_t capacity;
-  unsigned record_bytes;
-  gs_kernel kernel;
-  gs_buffer records_in, records_out;
-  VkDescriptorPool pool;
-  VkDescriptorSet set;
-  const gs_buffer *bound_indices;
-  gs_submission submission;
-  gs_timestamps timestamps;
-  double seconds; /* GPU time of the last run */
+  gs_kernel gather, extract[2]; /* extract: [0] 32-bit keys, [1] 64-bit keys */
 } gs_gather;
 
-/* Whether records of this size can be gathered on the device: a multiple of 4 bytes, and
- * all of them in one binding. */
+/* Whether n records of this size can be gathered (or their keys extracted) on the device: all
+ * of them in one buffer, byte offsets below 2^32. */
 bool gs_gather_fits(const gs_device *dev, uint64_t n, unsigned record_bytes);
 
-int gs_gather_create(gs_device *dev, gs_gather *g, uint64_t capacity, unsigned record_bytes);
+int gs_gather_create(gs_device *dev, gs_gather *g);
 void gs_gather_destroy(gs_gather *g);
 
-/* The buffer to upload the records into; records_out holds them gathered after a run. */
-gs_buffer *gs_gather_input(gs_gather *g);
+/* Records out[i] = in[indices[i]] for i < n (u32 indices). Record buffers are read and
+ * written as whole 32-bit words: their sizes round up to a multiple of 4 bytes. */
+int gs_gather_record(const gs_gather *g, VkCommandBuffer cb, gs_range indices, gs_range records_in,
+                     gs_range records_out, uint64_t n, unsigned record_bytes);
 
-/* records_out[i] = records_in[indices[i]] for i < n; waits (bounded). */
-int gs_gather_run(gs_gather *g, const gs_buffer *indices, uint64_t n);
+/* Records keys[i] = the key at key_offset of record i, for i < n. */
+int gs_extract_keys_record(const gs_gather *g, VkCommandBuffer cb, gs_range records, gs_range keys, uint64_t n,
+                           unsigned record_bytes, unsigned key_offset, unsigned key_bytes);
 
 #endif

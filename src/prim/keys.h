@@ -40,6 +40,15 @@ int gs_key_type_from_name(const char *name, gs_key_type *out);
 /* The comma-separated list of all type names, for messages and help. */
 const char *gs_key_type_names(void);
 
+/* The public API's types are the same list, numbered from 1 (0 is GPUSORT_TYPE_NONE). */
+static inline int gs_key_type_from_public(int type, gs_key_type *out) {
+  if (type < 1 || type > GS_KEY_TYPE_COUNT) return -1;
+  *out = (gs_key_type)(type - 1);
+  return 0;
+}
+
+static inline int gs_key_type_to_public(gs_key_type type) { return (int)type + 1; }
+
 static inline uint64_t gs_ordered_from_bits(gs_key_kind kind, unsigned bytes, uint64_t bits) {
   const uint64_t sign = (uint64_t)1 << (bytes * 8 - 1);
   switch (kind) {

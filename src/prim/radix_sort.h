@@ -1,97 +1,97 @@
-/* Onesweep LSD radix sort of device-resident keys.
+/* Onesweep LSD radix sort of device-resident keys (and values).
  *
  * Plan: one histogram pass reads every key once and counts all digit positions; then one
  * digit-binning pass per 8-bit digit ranks each tile with subgroup ballots, finds its output
  * offsets by decoupled look-back over earlier tiles, and scatters through shared memory
- * (shaders/radix_onesweep.comp). Keys ping-pong between `keys` and `alt`; optional 32- or
- * 64-bit values follow them between `values` and `values_alt`.
+ * (shaders/radix_onesweep.comp).
  *
- * Typical use: create with a capacity, upload n keys into gs_radix_sort_input() (and values
- * into gs_radix_sort_values_input()), run, read the result from the buffers run() names. */
+ * A gs_radix_sort holds the pipelines for one key type, direction and value width; it owns no
+ * memory. Recording a sort names the arrays by role (gs_radix_sort_arrays): the keys (and
+ * values) are read from `in` by the first pass, the last pass writes `out`, and passes
+ * ping-pong through `tmp`. out may be in (an in-place sort); tmp may be in when out is not (the
+ * pass count then decides which of in and tmp the caller gives as out, see
+ * gs_radix_sort_passes). When the pass count would make the first pass write the array it
+ * reads, the sort ends with a copy into place. A separate state block holds tickets,
+ * histograms and look-back descriptors. */
 #ifndef GS_PRIM_RADIX_SORT_H
 #define GS_PRIM_RADIX_SORT_H
 
+#include "prim/device_config.h"
 #include "prim/keys.h"
+#include "prim/memops.h"
 #include "vk/commands.h"
-#include "vk/kernel.h"
-
-enum { GS_RADIX_MAX_PASSES = 8 };
-
-/* Test hooks (never set in normal use). */
-enum {
-  GS_SORT_TEST_CORRUPT = 1u << 0, /* overwrite one output key after sorting */
-};
 
 typedef struct {
   gs_key_type key;
   bool descending;
   unsigned value_bytes; /* 0 (keys only), 4 or 8: a value moves with each key */
-  uint64_t capacity;    /* most keys one run will sort */
 } gs_radix_sort_config;
 
 typedef struct {
-  uint64_t n;
-  unsigned begin_bit, end_bit; /* sort on ordered-key bits [begin, end); 0,0 = all bits */
-  bool index_values;           /* values become the keys' input indices (4-byte values) */
-  uint32_t test_flags;
-} gs_radix_sort_run_options;
-
-/* Where a run left its result. */
-typedef struct {
-  gs_buffer *keys;
-  gs_buffer *values; /* NULL without values */
-} gs_radix_sort_result;
-
-typedef struct {
-  double total;                               /* first command to last, from timestamps */
-  double histogram;                           /* clearing and the histogram pass */
-  double pass[GS_RADIX_MAX_PASSES];           /* each digit-binning pass */
-  unsigned passes;
-} gs_radix_sort_times;
-
-typedef struct {
   gs_device *dev;
+  const gs_memops *memops;
   gs_radix_sort_config config;
   const gs_key_info *info;
   uint32_t workgroup_size, keys_per_thread, tile_keys, shared_bytes;
   uint32_t histogram_workgroup_size;
-  gs_kernel histogram, scan_histograms;
+  gs_kernel histogram, scan_histograms, prepare_indirect;
   /* The digit-binning pass: `onesweep` maps keys of the configured kind and direction to
    * ordered keys (first pass) and back (last pass); `onesweep_plain` serves the passes in
    * between, whose keys are already ordered, without that code (it cost registers and thus
-   * occupancy: f32 passes ran 33% slower on an H100). Equal when keys are unsigned ascending. */
+   * occupancy: f32 passes ran 33% slower on an H100). Unset when keys are unsigned ascending. */
   gs_kernel onesweep, onesweep_plain;
-  gs_buffer keys, alt, values, values_alt, histograms, lookback, control;
-  VkDescriptorPool pool;
-  VkDescriptorSet histogram_set, scan_set;
-  VkDescriptorSet pass_set[2]; /* [0] reads keys and writes alt, [1] the reverse */
-  gs_submission submission;
-  gs_timestamps timestamps;
-  gs_radix_sort_times times; /* of the last run */
 } gs_radix_sort;
 
-/* The most keys of this type (with values of value_bytes, 0 for none) one run can sort on
- * the device (storage-binding and look-back-counter limits). */
+typedef struct {
+  gs_range in, out, tmp;
+} gs_radix_sort_array;
+
+typedef struct {
+  gs_radix_sort_array keys;
+  gs_radix_sort_array values; /* with value_bytes; `in` unused with index_values */
+  gs_range state;             /* gs_radix_sort_state_bytes(max_n) */
+  gs_range count;             /* an indirect sort's u32 count; size 0: a direct sort */
+} gs_radix_sort_buffers;
+
+typedef struct {
+  uint64_t n;                  /* direct sorts */
+  uint64_t max_n;              /* what the state and arrays were sized for (>= n) */
+  unsigned begin_bit, end_bit; /* sort on ordered-key bits [begin, end); 0,0 = all bits */
+  bool index_values;           /* values become the keys' input indices */
+  bool corrupt;                /* test: overwrite the last output key (and value) with the first */
+} gs_radix_sort_run;
+
+typedef struct {
+  double total;                     /* first command to last, from timestamps */
+  double histogram;                 /* clearing and the histogram pass */
+  double pass[GS_RADIX_MAX_PASSES]; /* each digit-binning pass */
+  unsigned passes;
+} gs_radix_sort_times;
+
+enum { GS_RADIX_SORT_TIMESTAMPS = 2 + GS_RADIX_MAX_PASSES };
+
+/* The most keys of this type (with values of value_bytes, 0 for none) one sort takes:
+ * look-back counts are 30 bits, and each array must fit one buffer. */
 uint64_t gs_radix_sort_max_keys(const gs_device *dev, gs_key_type key, unsigned value_bytes);
 
-int gs_radix_sort_create(gs_device *dev, gs_radix_sort *s, const gs_radix_sort_config *config);
+int gs_radix_sort_create(gs_device *dev, const gs_memops *memops, const gs_device_config *config,
+                         const gs_radix_sort_config *sort_config, gs_radix_sort *s);
 void gs_radix_sort_destroy(gs_radix_sort *s);
 
-/* The buffers to upload the keys and values into (capacity of each). */
-gs_buffer *gs_radix_sort_input(gs_radix_sort *s);
-gs_buffer *gs_radix_sort_values_input(gs_radix_sort *s);
+/* Bytes of the state block for sorts of up to max_n keys (16-byte aligned). */
+VkDeviceSize gs_radix_sort_state_bytes(const gs_radix_sort *s, uint64_t max_n);
 
-/* Sorts the first n keys (and values) of the input buffers; *result names the buffers that
- * hold them sorted (the inputs or the alternates, depending on the number of passes). Waits
- * for the GPU (bounded) and fills s->times. */
-int gs_radix_sort_run(gs_radix_sort *s, const gs_radix_sort_run_options *opt, gs_radix_sort_result *result);
+/* Digit-binning passes over bits [begin_bit, end_bit) (0, 0: all); a usage error for a range
+ * outside the key. */
+int gs_radix_sort_passes(const gs_radix_sort *s, unsigned begin_bit, unsigned end_bit, unsigned *passes);
 
-/* The pieces of run(), for callers that put more work in the same submission (benchmarks):
- * reset the timestamps, record the sort into `cb` (it writes s->timestamps), submit and wait
- * yourself, then collect the stage times. */
-void gs_radix_sort_reset_times(gs_radix_sort *s);
-int gs_radix_sort_record(gs_radix_sort *s, VkCommandBuffer cb, const gs_radix_sort_run_options *opt,
-                         gs_radix_sort_result *result);
-int gs_radix_sort_collect_times(gs_radix_sort *s);
+/* Records the sort into cb, starting with a barrier that orders it after earlier compute
+ * work. With `ts` (GS_RADIX_SORT_TIMESTAMPS slots, reset), writes the stage timestamps. */
+int gs_radix_sort_record(const gs_radix_sort *s, VkCommandBuffer cb, const gs_radix_sort_run *run,
+                         const gs_radix_sort_buffers *b, gs_timestamps *ts);
+
+/* Reads the stage times of a finished recording made with timestamps. */
+int gs_radix_sort_collect_times(const gs_radix_sort *s, gs_timestamps *ts, unsigned passes,
+                                gs_radix_sort_times *times);
 
 #endif

@@ -1,4 +1,4 @@
-/* Prefix scans (sum, min, max; inclusive or exclusive) of device-resident arrays.
+/* Prefix scans (sum, min, max; inclusive or exclusive) and reductions of device-resident arrays.
  *
  * Two plans over one tile kernel (shaders/scan_tiles.comp):
  *  - look-back: one pass; each tile finds the combination of all earlier tiles through
@@ -6,15 +6,21 @@
  *  - reduce-then-scan: tile aggregates, a scan of those (recursively), then each tile scanned
  *    from its prefix. No workgroup waits for another, and the association order is fixed, so
  *    float sums are bit-identical from run to run.
+ * A reduction reduces tile by tile, level by level, to one value, in a fixed order.
  * Integer sums wrap modulo 2^width; min and max follow the ordered-key map (src/prim/keys.h),
  * i.e. numeric order for integers and IEEE 754 totalOrder for floats. The accumulator (and
- * output) type may be wider than the input (u32 input, u64 running totals). */
+ * output) type may be wider than the input (u32 input, u64 running totals).
+ *
+ * A gs_scan holds the pipelines for one configuration and owns no memory: a recording names
+ * the input, the output and a state block (tickets and descriptors, or the tile values of
+ * each level). */
 #ifndef GS_PRIM_SCAN_H
 #define GS_PRIM_SCAN_H
 
+#include "prim/device_config.h"
 #include "prim/keys.h"
+#include "prim/memops.h"
 #include "vk/commands.h"
-#include "vk/kernel.h"
 
 typedef enum { GS_SCAN_SUM, GS_SCAN_MIN, GS_SCAN_MAX } gs_scan_op;
 typedef enum { GS_SCAN_LOOKBACK, GS_SCAN_REDUCE_THEN_SCAN } gs_scan_algo;
@@ -27,53 +33,38 @@ typedef struct {
   gs_scan_op op;
   bool inclusive;
   gs_scan_algo algo;
-  bool reduce_only; /* only the combination of all elements (gs_scan_reduce_result) */
-  uint64_t capacity;
+  bool reduce_only; /* only the combination of all elements, written to the output's first element */
 } gs_scan_config;
 
 typedef struct {
   gs_device *dev;
+  const gs_memops *memops;
   gs_scan_config config;
   uint32_t workgroup_size, rows, tile; /* tile: elements per workgroup */
   bool split_descriptors;
-  gs_kernel lookback, reduce[2], downsweep[2]; /* [0] reads the input, [1] the spine */
-  gs_buffer input, output, control, descriptors;
-  gs_buffer spine[GS_SCAN_MAX_LEVELS]; /* spine[l]: tile values of level l - 1 */
-  uint64_t level_count[GS_SCAN_MAX_LEVELS + 1];
-  unsigned levels;
-  VkDescriptorPool pool;
-  VkDescriptorSet lookback_set, reduce_set[GS_SCAN_MAX_LEVELS], downsweep_set[GS_SCAN_MAX_LEVELS];
-  gs_submission submission;
-  gs_timestamps timestamps;
-  double seconds; /* GPU time of the last run */
+  gs_kernel lookback, reduce[2], downsweep[2]; /* [0] reads the input, [1] the tile values */
 } gs_scan;
 
 /* Usage error for combinations that make no sense (a float input with an integer
- * accumulator, a narrower accumulator); runtime error for what the device lacks. */
+ * accumulator, a narrower accumulator); NO_DEVICE for what the device lacks (dev may be NULL). */
 int gs_scan_check_config(const gs_device *dev, const gs_scan_config *config);
 
-/* The most elements one run takes on the device. */
+/* The most elements one scan takes on the device (each array must fit one buffer). */
 uint64_t gs_scan_max_elements(const gs_device *dev, const gs_scan_config *config);
 
-int gs_scan_create(gs_device *dev, gs_scan *s, const gs_scan_config *config);
+int gs_scan_create(gs_device *dev, const gs_memops *memops, const gs_device_config *device_config,
+                   const gs_scan_config *config, gs_scan *s);
 void gs_scan_destroy(gs_scan *s);
 
-/* Upload n elements into the input; the output holds n accumulator-typed results. */
-gs_buffer *gs_scan_input(gs_scan *s);
-gs_buffer *gs_scan_output(gs_scan *s);
+/* Bytes of the state block for scans of up to max_n elements (16-byte aligned). */
+VkDeviceSize gs_scan_state_bytes(const gs_scan *s, uint64_t max_n);
 
-/* With reduce_only: the buffer whose first element is the combination of the n elements of
- * the last run (reduced tile by tile, level by level, in a fixed order). */
-gs_buffer *gs_scan_reduce_result(gs_scan *s, uint64_t n);
-
-/* Records the scan of the first n input elements (timestamps into s->timestamps). */
-int gs_scan_record(gs_scan *s, VkCommandBuffer cb, uint64_t n);
-int gs_scan_collect_time(gs_scan *s);
-
-/* Record, submit, wait (bounded), and read the GPU time into s->seconds. */
-int gs_scan_run(gs_scan *s, uint64_t n);
+/* Records the scan (or reduction) of the first n input elements into output, starting with a
+ * barrier that orders it after earlier compute work; with `ts` (2 slots, reset) the
+ * timestamps around it. max_n: what the state block was sized for. */
+int gs_scan_record(const gs_scan *s, VkCommandBuffer cb, uint64_t n, uint64_t max_n, gs_range input,
+                   gs_range output, gs_range state, gs_timestamps *ts);
 
 const char *gs_scan_op_name(gs_scan_op op);
-int gs_scan_op_from_name(const char *name, gs_scan_op *op);
 
 #endif

@@ -8,8 +8,8 @@
 #ifndef GS_PRIM_SCAN_REFERENCE_H
 #define GS_PRIM_SCAN_REFERENCE_H
 
+#include "prim/memops.h"
 #include "vk/commands.h"
-#include "vk/kernel.h"
 
 typedef enum {
   GS_REFSCAN_HILLIS_STEELE,
@@ -23,19 +23,17 @@ enum { GS_REFSCAN_MAX_LEVELS = 8 };
 
 typedef struct {
   gs_device *dev;
+  const gs_memops *memops;
   uint64_t capacity, padded; /* padded: the power of two for Blelloch over global memory */
   uint32_t workgroup_size;
   gs_kernel global, blocked[2]; /* blocked[0]: Blelloch in shared memory, [1]: subgroup */
   gs_buffer input, output, work;
   gs_buffer sums[2][GS_REFSCAN_MAX_LEVELS]; /* per blocked kind, per level */
-  VkDescriptorPool pool;
-  VkDescriptorSet in_out, out_work, work_out, work_plus_input, work_only;
-  VkDescriptorSet level[2][GS_REFSCAN_MAX_LEVELS];
 } gs_scan_reference;
 
 const char *gs_refscan_name(gs_refscan_algo algo);
 
-int gs_scan_reference_create(gs_device *dev, gs_scan_reference *r, uint64_t capacity);
+int gs_scan_reference_create(gs_device *dev, const gs_memops *memops, gs_scan_reference *r, uint64_t capacity);
 void gs_scan_reference_destroy(gs_scan_reference *r);
 
 /* Records the scan of r->input's first n elements into r->output. */

@@ -14,3 +14,5 @@ int gs_fail(int status, const char *fmt, ...) {
 }
 
 const char *gs_last_error(void) { return last_error; }
+
+void gs_clear_error(void) { last_error[0] = '\0'; }

@@ -5,14 +5,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/knobs.h"
+
 enum { MAX_THREADS = 16 };
 
 unsigned gs_parallel_threads(void) {
-  static unsigned cached;
+  static unsigned cached; /* the same value whichever thread computes it first */
   if (cached) return cached;
-  unsigned n = 0;
-  const char *env = getenv("GPUSORT_THREADS");
-  if (env && *env) n = (unsigned)strtoul(env, NULL, 10);
+  unsigned n = gs_knobs_get()->threads;
   if (n == 0) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     n = cpus > 0 ? (unsigned)cpus : 1;

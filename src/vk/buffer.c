@@ -28,17 +28,19 @@ static void format_bytes(char *buf, size_t n, VkDeviceSize bytes) {
 
 int gs_buffer_create(gs_device *dev, gs_buffer *buf, VkDeviceSize size, gs_memory_kind kind, const char *what) {
   memset(buf, 0, sizeof *buf);
-  if (size < 4) size = 4;
-  size = (size + 3) & ~(VkDeviceSize)3;
+  if (size < 16) size = 16;
+  size = (size + 15) & ~(VkDeviceSize)15; /* kernels move whole 16-byte vectors */
   char pretty[32];
   format_bytes(pretty, sizeof pretty, size);
   if (dev->info.max_allocation && size > dev->info.max_allocation)
-    return gs_fail(GS_ERR_RUNTIME, "%s needs %s, more than the device allows in one allocation", what, pretty);
+    return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%s needs %s, more than the device allows in one allocation", what,
+                   pretty);
 
   VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                            .size = size,
                            .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                    VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                    VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
+                                    VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT,
                            .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
   VkResult r = vkCreateBuffer(dev->device, &bi, NULL, &buf->buffer);
   if (r != VK_SUCCESS) return gs_vk_fail(dev, r, what);
@@ -59,9 +61,12 @@ int gs_buffer_create(gs_device *dev, gs_buffer *buf, VkDeviceSize size, gs_memor
   if (type < 0) {
     vkDestroyBuffer(dev->device, buf->buffer, NULL);
     buf->buffer = VK_NULL_HANDLE;
-    return gs_fail(GS_ERR_RUNTIME, "no suitable memory type for %s", what);
+    return gs_fail(GPUSORT_ERROR_RUNTIME, "no suitable memory type for %s", what);
   }
+  VkMemoryAllocateFlagsInfo flags = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
+                                     .flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT};
   VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                             .pNext = &flags,
                              .allocationSize = req.size,
                              .memoryTypeIndex = (uint32_t)type};
   r = vkAllocateMemory(dev->device, &ai, NULL, &buf->memory);
@@ -69,7 +74,7 @@ int gs_buffer_create(gs_device *dev, gs_buffer *buf, VkDeviceSize size, gs_memor
     vkDestroyBuffer(dev->device, buf->buffer, NULL);
     buf->buffer = VK_NULL_HANDLE;
     if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
-      return gs_fail(GS_ERR_RUNTIME, "out of %s memory allocating %s for %s",
+      return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of %s memory allocating %s for %s",
                      r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? "GPU" : "host", pretty, what);
     return gs_vk_fail(dev, r, what);
   }
@@ -82,7 +87,21 @@ int gs_buffer_create(gs_device *dev, gs_buffer *buf, VkDeviceSize size, gs_memor
     return gs_vk_fail(dev, r, what);
   }
   buf->coherent = (dev->memory.memoryTypes[type].propertyFlags & HC) != 0;
-  return GS_OK;
+  buf->address = gs_buffer_address(dev, buf->buffer, 0);
+  return GPUSORT_OK;
+}
+
+VkDeviceAddress gs_buffer_address(const gs_device *dev, VkBuffer buffer, VkDeviceSize offset) {
+  VkBufferDeviceAddressInfo ai = {.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, .buffer = buffer};
+  return vkGetBufferDeviceAddress(dev->device, &ai) + offset;
+}
+
+gs_range gs_buffer_range(const gs_buffer *buf) {
+  return (gs_range){.buffer = buf->buffer, .offset = 0, .size = buf->size, .address = buf->address};
+}
+
+gs_range gs_subrange(gs_range r, VkDeviceSize offset, VkDeviceSize size) {
+  return (gs_range){.buffer = r.buffer, .offset = r.offset + offset, .size = size, .address = r.address + offset};
 }
 
 void gs_buffer_destroy(gs_device *dev, gs_buffer *buf) {
@@ -93,11 +112,11 @@ void gs_buffer_destroy(gs_device *dev, gs_buffer *buf) {
 }
 
 int gs_buffer_invalidate(gs_device *dev, gs_buffer *buf) {
-  if (buf->coherent) return GS_OK;
+  if (buf->coherent) return GPUSORT_OK;
   VkMappedMemoryRange range = {.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE,
                                .memory = buf->memory,
                                .offset = 0,
                                .size = VK_WHOLE_SIZE};
   VkResult r = vkInvalidateMappedMemoryRanges(dev->device, 1, &range);
-  return r == VK_SUCCESS ? GS_OK : gs_vk_fail(dev, r, "reading back from the GPU");
+  return r == VK_SUCCESS ? GPUSORT_OK : gs_vk_fail(dev, r, "reading back from the GPU");
 }

@@ -1,6 +1,7 @@
 /* Buffers and their memory: device-local working buffers, host-visible staging for uploads
  * (written by the CPU, read once by the GPU) and readback (written by the GPU, read by the CPU,
- * so host-cached where the device offers it). */
+ * so host-cached where the device offers it). Every buffer has a device address: kernels
+ * reach memory through addresses in their push constants (shaders/kernel_interface.h). */
 #ifndef GS_VK_BUFFER_H
 #define GS_VK_BUFFER_H
 
@@ -16,17 +17,32 @@ typedef struct {
   VkBuffer buffer;
   VkDeviceMemory memory;
   VkDeviceSize size;
+  VkDeviceAddress address;
   void *mapped;  /* host pointer for UPLOAD and READBACK buffers */
   bool coherent; /* false: call gs_buffer_invalidate before reading */
 } gs_buffer;
 
-/* Creates a buffer of `size` bytes (at least 4) usable as storage, copy source and copy
- * destination. `what` names it in error messages ("sort keys"). */
+/* A range of a buffer, gpusort's own or a caller's: what kernels and copies work on. */
+typedef struct {
+  VkBuffer buffer;
+  VkDeviceSize offset, size;
+  VkDeviceAddress address; /* of the range's first byte */
+} gs_range;
+
+/* Creates a buffer of `size` bytes (at least 16, rounded up to 16) usable as storage, copy
+ * source and destination, by device address. `what` names it in error messages ("sort keys"). */
 int gs_buffer_create(gs_device *dev, gs_buffer *buf, VkDeviceSize size, gs_memory_kind kind, const char *what);
 
 void gs_buffer_destroy(gs_device *dev, gs_buffer *buf);
 
 /* Makes GPU writes to a READBACK buffer visible to the host (no-op when coherent). */
 int gs_buffer_invalidate(gs_device *dev, gs_buffer *buf);
+
+/* The whole buffer, or `size` bytes at `offset` of it (of a range). */
+gs_range gs_buffer_range(const gs_buffer *buf);
+gs_range gs_subrange(gs_range r, VkDeviceSize offset, VkDeviceSize size);
+
+/* The device address of a caller's buffer plus offset. */
+VkDeviceAddress gs_buffer_address(const gs_device *dev, VkBuffer buffer, VkDeviceSize offset);
 
 #endif

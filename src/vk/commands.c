@@ -15,7 +15,7 @@ int gs_submission_init(gs_device *dev, gs_submission *s) {
   VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   r = vkCreateFence(dev->device, &fi, NULL, &s->fence);
   if (r != VK_SUCCESS) return gs_vk_fail(dev, r, "creating a fence");
-  return GS_OK;
+  return GPUSORT_OK;
 }
 
 void gs_submission_destroy(gs_device *dev, gs_submission *s) {
@@ -32,7 +32,7 @@ int gs_submission_begin(gs_device *dev, gs_submission *s) {
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                  .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
   r = vkBeginCommandBuffer(s->cb, &bi);
-  return r == VK_SUCCESS ? GS_OK : gs_vk_fail(dev, r, "recording commands");
+  return r == VK_SUCCESS ? GPUSORT_OK : gs_vk_fail(dev, r, "recording commands");
 }
 
 int gs_submission_submit(gs_device *dev, gs_submission *s, const char *stage) {
@@ -44,47 +44,42 @@ int gs_submission_submit(gs_device *dev, gs_submission *s, const char *stage) {
   r = vkQueueSubmit(dev->queue, 1, &si, s->fence);
   if (r != VK_SUCCESS) return gs_vk_fail(dev, r, stage);
   s->pending = true;
-  return GS_OK;
+  return GPUSORT_OK;
 }
 
 int gs_submission_wait(gs_device *dev, gs_submission *s, const char *stage) {
-  if (!s->pending) return GS_OK;
+  if (!s->pending) return GPUSORT_OK;
   if (dev->wedged) /* an earlier wait gave up: do not wait again on the way out */
-    return gs_fail(GS_ERR_RUNTIME, "GPU stall: %s cannot finish on a stalled device", stage);
+    return gs_fail(GPUSORT_ERROR_GPU_STALL, "GPU stall: %s cannot finish on a stalled device", stage);
   VkResult r = vkWaitForFences(dev->device, 1, &s->fence, VK_TRUE, dev->timeout_ns);
   if (r == VK_TIMEOUT) {
-    dev->wedged = true;
-    gs_device_mark_wedged();
-    return gs_fail(GS_ERR_RUNTIME, "GPU stall: %s did not finish within %g s (the limit is set by --timeout)", stage,
+    gs_device_mark_wedged(dev);
+    return gs_fail(GPUSORT_ERROR_GPU_STALL, "GPU stall: %s did not finish within %g s", stage,
                    (double)dev->timeout_ns * 1e-9);
   }
   if (r != VK_SUCCESS) return gs_vk_fail(dev, r, stage);
   s->pending = false;
-  return GS_OK;
+  return GPUSORT_OK;
 }
 
-static void memory_barrier(VkCommandBuffer cb, VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
-                           VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access) {
-  VkMemoryBarrier2 mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
-                         .srcStageMask = src_stage,
-                         .srcAccessMask = src_access,
-                         .dstStageMask = dst_stage,
-                         .dstAccessMask = dst_access};
-  VkDependencyInfo di = {.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO, .memoryBarrierCount = 1, .pMemoryBarriers = &mb};
-  vkCmdPipelineBarrier2(cb, &di);
+static void memory_barrier(VkCommandBuffer cb, VkPipelineStageFlags src_stage, VkAccessFlags src_access,
+                           VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access, .dstAccessMask = dst_access};
+  vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
 void gs_cmd_barrier(VkCommandBuffer cb) {
-  const VkPipelineStageFlags2 stages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
-  memory_barrier(cb, stages, VK_ACCESS_2_SHADER_WRITE_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT, stages,
-                 VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT | VK_ACCESS_2_TRANSFER_READ_BIT |
-                     VK_ACCESS_2_TRANSFER_WRITE_BIT);
+  const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  memory_barrier(cb, stages, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                 stages | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT,
+                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                     VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_INDIRECT_COMMAND_READ_BIT);
 }
 
 void gs_cmd_barrier_to_host(VkCommandBuffer cb) {
-  memory_barrier(cb, VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT | VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                 VK_ACCESS_2_TRANSFER_WRITE_BIT | VK_ACCESS_2_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
-                 VK_ACCESS_2_HOST_READ_BIT);
+  memory_barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                 VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                 VK_ACCESS_HOST_READ_BIT);
 }
 
 int gs_timestamps_create(gs_device *dev, gs_timestamps *ts, uint32_t count) {
@@ -96,7 +91,7 @@ int gs_timestamps_create(gs_device *dev, gs_timestamps *ts, uint32_t count) {
   if (r != VK_SUCCESS) return gs_vk_fail(dev, r, "creating timestamp queries");
   ts->count = count;
   gs_timestamps_reset(dev, ts);
-  return GS_OK;
+  return GPUSORT_OK;
 }
 
 void gs_timestamps_destroy(gs_device *dev, gs_timestamps *ts) {
@@ -107,14 +102,15 @@ void gs_timestamps_destroy(gs_device *dev, gs_timestamps *ts) {
 void gs_timestamps_reset(gs_device *dev, gs_timestamps *ts) { vkResetQueryPool(dev->device, ts->pool, 0, ts->count); }
 
 void gs_timestamps_write(VkCommandBuffer cb, gs_timestamps *ts, uint32_t slot) {
-  vkCmdWriteTimestamp2(cb, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, ts->pool, slot);
+  /* bottom of pipe: written when every earlier command has completed */
+  vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ts->pool, slot);
 }
 
 int gs_timestamps_read(gs_device *dev, gs_timestamps *ts, uint32_t first, uint32_t count, uint64_t *ticks) {
   VkResult r = vkGetQueryPoolResults(dev->device, ts->pool, first, count, sizeof(uint64_t) * count, ticks,
                                      sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
-  if (r == VK_NOT_READY) return gs_fail(GS_ERR_RUNTIME, "internal error: timestamps read before they were written");
-  return r == VK_SUCCESS ? GS_OK : gs_vk_fail(dev, r, "reading timestamps");
+  if (r == VK_NOT_READY) return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: timestamps read before they were written");
+  return r == VK_SUCCESS ? GPUSORT_OK : gs_vk_fail(dev, r, "reading timestamps");
 }
 
 double gs_timestamps_seconds(const gs_device *dev, uint64_t begin, uint64_t end) {

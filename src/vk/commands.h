@@ -26,10 +26,12 @@ int gs_submission_submit(gs_device *dev, gs_submission *s, const char *stage);
 /* Waits for a pending submission, at most gs_device.timeout_ns; `stage` names it in errors. */
 int gs_submission_wait(gs_device *dev, gs_submission *s, const char *stage);
 
-/* Makes all earlier compute and transfer writes visible to later compute and transfer work. */
+/* Makes all earlier compute and transfer writes visible to later compute and transfer work and
+ * to indirect dispatches' reads of their group counts. (Vulkan 1.0 barriers: a caller's device
+ * need not enable synchronization2.) */
 void gs_cmd_barrier(VkCommandBuffer cb);
 
-/* Makes earlier transfer writes visible to host reads after the fence. */
+/* Makes earlier transfer and compute writes visible to host reads after the fence. */
 void gs_cmd_barrier_to_host(VkCommandBuffer cb);
 
 /* A pool of timestamp queries; slots are written with gs_timestamps_write and read after

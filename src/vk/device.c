@@ -4,18 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/env.h"
 #include "util/error.h"
+#include "util/knobs.h"
 
 enum { DEFAULT_TIMEOUT_S = 60 };
 
-static bool any_wedged;
-static unsigned validation_messages;
-
-unsigned gs_device_validation_messages(void) { return validation_messages; }
-
-bool gs_device_any_wedged(void) { return any_wedged; }
-void gs_device_mark_wedged(void) { any_wedged = true; }
+void gs_device_mark_wedged(gs_device *dev) { dev->wedged = true; }
 
 static const VkSubgroupFeatureFlags needed_subgroup_ops =
     VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_VOTE_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT |
@@ -43,15 +37,14 @@ const char *gs_vk_result_name(VkResult r) {
 
 int gs_vk_fail(gs_device *dev, VkResult r, const char *what) {
   if (r == VK_ERROR_DEVICE_LOST) {
-    if (dev) dev->wedged = true;
-    any_wedged = true;
-    return gs_fail(GS_ERR_RUNTIME, "GPU device lost during %s", what);
+    if (dev) gs_device_mark_wedged(dev);
+    return gs_fail(GPUSORT_ERROR_GPU_STALL, "GPU device lost during %s", what);
   }
   if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY)
-    return gs_fail(GS_ERR_RUNTIME, "out of GPU memory during %s", what);
+    return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of GPU memory during %s", what);
   if (r == VK_ERROR_OUT_OF_HOST_MEMORY)
-    return gs_fail(GS_ERR_RUNTIME, "out of host memory during %s", what);
-  return gs_fail(GS_ERR_RUNTIME, "Vulkan error %s (%d) during %s", gs_vk_result_name(r), (int)r, what);
+    return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory during %s", what);
+  return gs_fail(GPUSORT_ERROR_RUNTIME, "Vulkan error %s (%d) during %s", gs_vk_result_name(r), (int)r, what);
 }
 
 const char *gs_device_type_name(VkPhysicalDeviceType type) {
@@ -83,10 +76,6 @@ int gs_device_default_index(const gs_device_info *infos, uint32_t count) {
   return chosen;
 }
 
-void gs_device_describe(const gs_device_info *info, char *buf, size_t size) {
-  snprintf(buf, size, "%s (%s, subgroup %u)", info->name, info->driver, info->subgroup_size);
-}
-
 static bool has_device_extension(VkPhysicalDevice pd, const char *name) {
   uint32_t n = 0;
   if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS) return false;
@@ -109,8 +98,7 @@ static int find_queue_family(VkPhysicalDevice pd, uint32_t *family) {
   int best = -1, best_score = -1;
   for (uint32_t i = 0; i < n; i++) {
     if (!(q[i].queueFlags & VK_QUEUE_COMPUTE_BIT) || q[i].timestampValidBits == 0) continue;
-    const char *want = getenv("GPUSORT_QUEUE");
-    const bool prefer_graphics = want && strcmp(want, "graphics") == 0;
+    const bool prefer_graphics = gs_knobs_get()->graphics_queue;
     int score = ((q[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) != 0) == prefer_graphics ? 2 : 1;
     if (score > best_score) best = (int)i, best_score = score;
   }
@@ -120,8 +108,7 @@ static int find_queue_family(VkPhysicalDevice pd, uint32_t *family) {
   return 0;
 }
 
-/* Fills `info` and decides whether gpusort can run on the device. */
-static void probe(VkPhysicalDevice pd, uint32_t index, gs_device_info *info) {
+void gs_device_probe(VkPhysicalDevice pd, uint32_t index, gs_device_info *info) {
   memset(info, 0, sizeof *info);
   info->index = index;
 
@@ -143,17 +130,15 @@ static void probe(VkPhysicalDevice pd, uint32_t index, gs_device_info *info) {
   const VkPhysicalDeviceLimits *lim = &props.properties.limits;
   snprintf(info->name, sizeof info->name, "%s", props.properties.deviceName);
   info->type = props.properties.deviceType;
+  info->vendor_id = props.properties.vendorID;
+  info->device_id = props.properties.deviceID;
   info->api_version = props.properties.apiVersion;
   info->max_storage_range = lim->maxStorageBufferRange;
-  /* GPUSORT_MAX_BINDING_BYTES lowers the limit on data arrays so tests reach the size limits
-   * on small inputs. */
-  info->max_data_binding = info->max_storage_range;
-  const uint32_t binding_knob = gs_env_u32("GPUSORT_MAX_BINDING_BYTES", 0);
-  if (binding_knob && binding_knob < info->max_data_binding) info->max_data_binding = binding_knob;
   info->max_groups[0] = lim->maxComputeWorkGroupCount[0];
   info->max_groups[1] = lim->maxComputeWorkGroupCount[1];
   info->max_shared_bytes = lim->maxComputeSharedMemorySize;
   info->max_workgroup_size = lim->maxComputeWorkGroupInvocations;
+  info->max_push_bytes = lim->maxPushConstantsSize;
 
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);
@@ -167,9 +152,16 @@ static void probe(VkPhysicalDevice pd, uint32_t index, gs_device_info *info) {
     return;
   }
   snprintf(info->driver, sizeof info->driver, "%s %s", p12.driverName, p12.driverInfo);
+  info->driver_id = p12.driverID;
   info->max_allocation = p11.maxMemoryAllocationSize;
   info->min_subgroup_size = p13.minSubgroupSize;
   info->max_subgroup_size = p13.maxSubgroupSize;
+  /* Kernels address buffers by device address, so one data array is bounded by what one
+   * buffer and one allocation hold; GPUSORT_MAX_BINDING_BYTES lowers that so tests reach the
+   * size limits on small inputs. */
+  info->max_data_buffer = p13.maxBufferSize < info->max_allocation ? p13.maxBufferSize : info->max_allocation;
+  const uint64_t knob = gs_knobs_get()->max_buffer_bytes;
+  if (knob && knob < info->max_data_buffer) info->max_data_buffer = knob;
 
   VkPhysicalDeviceVulkan13Features f13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, .pNext = &f13};
@@ -181,27 +173,23 @@ static void probe(VkPhysicalDevice pd, uint32_t index, gs_device_info *info) {
   info->has_subgroup_extended = f12.shaderSubgroupExtendedTypes;
   info->has_executable_stats = has_device_extension(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
 
-  /* Run at 32 lanes where the device allows (NVIDIA, AMD RDNA, Intel), else its nearest size;
-   * GPUSORT_SUBGROUP_SIZE overrides for experiments. */
-  uint32_t want = gs_env_u32("GPUSORT_SUBGROUP_SIZE", 32);
-  uint32_t sg = want < p13.minSubgroupSize ? p13.minSubgroupSize : want > p13.maxSubgroupSize ? p13.maxSubgroupSize : want;
-  info->subgroup_size = sg;
-
   uint32_t family;
   const char *missing = NULL;
   if (!f13.subgroupSizeControl || !f13.computeFullSubgroups || !(p13.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT))
     missing = "subgroup size control for compute shaders";
   else if (!f12.vulkanMemoryModel || !f12.vulkanMemoryModelDeviceScope)
     missing = "the Vulkan memory model at device scope";
-  else if (!f12.hostQueryReset || !f13.synchronization2 || !f13.maintenance4)
-    missing = "host query reset, synchronization2 and maintenance4";
+  else if (!f12.bufferDeviceAddress || !f12.hostQueryReset || !f13.maintenance4)
+    missing = "buffer device addresses, host query reset and maintenance4";
   else if (!(p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
            (p11.subgroupSupportedOperations & needed_subgroup_ops) != needed_subgroup_ops)
     missing = "subgroup vote, ballot, arithmetic and shuffle operations in compute shaders";
-  else if (sg < 4 || sg > 128 || (sg & (sg - 1)))
-    missing = "a power-of-two subgroup size between 4 and 128";
+  else if (p13.maxSubgroupSize < 4 || p13.minSubgroupSize > 128)
+    missing = "a subgroup size between 4 and 128 lanes";
   else if (lim->maxComputeSharedMemorySize < 16384 || lim->maxComputeWorkGroupInvocations < 128)
     missing = "16 KiB of shared memory and 128 invocations per workgroup";
+  else if (lim->maxPushConstantsSize < 128)
+    missing = "128 bytes of push constants";
   else if (find_queue_family(pd, &family) != 0)
     missing = "a compute queue with timestamps";
   if (missing) snprintf(info->unusable, sizeof info->unusable, "lacks %s", missing);
@@ -211,10 +199,11 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageS
                                                             VkDebugUtilsMessageTypeFlagsEXT types,
                                                             const VkDebugUtilsMessengerCallbackDataEXT *data,
                                                             void *user) {
-  (void)types, (void)user;
+  (void)types;
   if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
+    /* a development aid, enabled by GPUSORT_VALIDATION: the library's one print */
     fprintf(stderr, "gpusort: vulkan validation: %s\n", data->pMessage);
-    validation_messages++;
+    ((gs_device *)user)->validation_messages++;
   }
   return VK_FALSE;
 }
@@ -228,8 +217,7 @@ static int create_instance(gs_device *dev) {
                            .apiVersion = VK_API_VERSION_1_3};
   const char *layers[1], *exts[1];
   uint32_t nlayers = 0, nexts = 0;
-  const char *want_validation = getenv("GPUSORT_VALIDATION");
-  if (want_validation && *want_validation && strcmp(want_validation, "0") != 0) {
+  if (gs_knobs_get()->validation) {
     layers[nlayers++] = "VK_LAYER_KHRONOS_validation";
     exts[nexts++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
   }
@@ -254,7 +242,7 @@ static int create_instance(gs_device *dev) {
     r = vkCreateInstance(&ci, NULL, &dev->instance);
   }
   if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
-    return gs_fail(GS_ERR_RUNTIME, "no Vulkan 1.3 driver found (on a machine without a GPU, install "
+    return gs_fail(GPUSORT_ERROR_NO_DEVICE, "no Vulkan 1.3 driver found (on a machine without a GPU, install "
                                    "mesa-vulkan-drivers for the CPU driver lavapipe)");
   if (r != VK_SUCCESS) return gs_vk_fail(dev, r, "creating the Vulkan instance");
   if (nexts) {
@@ -265,34 +253,35 @@ static int create_instance(gs_device *dev) {
         .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
         .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                        VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
-        .pfnUserCallback = on_validation_message};
+        .pfnUserCallback = on_validation_message,
+        .pUserData = dev};
     if (create && create(dev->instance, &mi, NULL, &dev->messenger) == VK_SUCCESS) dev->validating = true;
   }
-  return GS_OK;
+  return GPUSORT_OK;
 }
 
 static int enumerate(gs_device *dev, VkPhysicalDevice **pds, uint32_t *count) {
   VkResult r = vkEnumeratePhysicalDevices(dev->instance, count, NULL);
   if (r != VK_SUCCESS) return gs_vk_fail(dev, r, "listing Vulkan devices");
   *pds = calloc(*count ? *count : 1, sizeof **pds);
-  if (!*pds) return gs_fail(GS_ERR_RUNTIME, "out of host memory");
+  if (!*pds) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
   r = vkEnumeratePhysicalDevices(dev->instance, count, *pds);
   if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
     free(*pds);
     return gs_vk_fail(dev, r, "listing Vulkan devices");
   }
-  return GS_OK;
+  return GPUSORT_OK;
 }
 
 int gs_device_list(gs_device_info **infos, uint32_t *count) {
-  gs_device dev = {0};
+  gs_device dev = {.owned = true};
   VkPhysicalDevice *pds = NULL;
   int rc = create_instance(&dev);
-  if (rc == GS_OK) rc = enumerate(&dev, &pds, count);
-  if (rc == GS_OK) {
+  if (rc == GPUSORT_OK) rc = enumerate(&dev, &pds, count);
+  if (rc == GPUSORT_OK) {
     *infos = calloc(*count ? *count : 1, sizeof **infos);
-    if (!*infos) rc = gs_fail(GS_ERR_RUNTIME, "out of host memory");
-    for (uint32_t i = 0; rc == GS_OK && i < *count; i++) probe(pds[i], i, &(*infos)[i]);
+    if (!*infos) rc = gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (uint32_t i = 0; rc == GPUSORT_OK && i < *count; i++) gs_device_probe(pds[i], i, &(*infos)[i]);
   }
   free(pds);
   gs_device_close(&dev);
@@ -301,7 +290,7 @@ int gs_device_list(gs_device_info **infos, uint32_t *count) {
 
 static int create_logical_device(gs_device *dev) {
   if (find_queue_family(dev->physical, &dev->queue_family) != 0)
-    return gs_fail(GS_ERR_RUNTIME, "%s has no compute queue with timestamps", dev->info.name);
+    return gs_fail(GPUSORT_ERROR_NO_DEVICE, "%s has no compute queue with timestamps", dev->info.name);
   float priority = 1.0f;
   VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                 .queueFamilyIndex = dev->queue_family,
@@ -310,12 +299,12 @@ static int create_logical_device(gs_device *dev) {
   VkPhysicalDeviceVulkan13Features f13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
                                           .subgroupSizeControl = VK_TRUE,
                                           .computeFullSubgroups = VK_TRUE,
-                                          .synchronization2 = VK_TRUE,
                                           .maintenance4 = VK_TRUE};
   VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
                                           .pNext = &f13,
                                           .vulkanMemoryModel = VK_TRUE,
                                           .vulkanMemoryModelDeviceScope = VK_TRUE,
+                                          .bufferDeviceAddress = VK_TRUE,
                                           .hostQueryReset = VK_TRUE,
                                           .shaderBufferInt64Atomics = dev->info.has_int64_atomics,
                                           .shaderSubgroupExtendedTypes = dev->info.has_subgroup_extended};
@@ -327,28 +316,47 @@ static int create_logical_device(gs_device *dev) {
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR fexec = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
       .pipelineExecutableInfo = VK_TRUE};
-  const bool stats = dev->info.has_executable_stats && getenv("GPUSORT_PIPELINE_STATS");
-  if (stats) f13.pNext = &fexec;
+  dev->pipeline_stats = dev->info.has_executable_stats && gs_knobs_get()->pipeline_stats;
+  if (dev->pipeline_stats) f13.pNext = &fexec;
   VkDeviceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                            .pNext = &feats,
                            .queueCreateInfoCount = 1,
                            .pQueueCreateInfos = &qi,
-                           .enabledExtensionCount = stats ? 1 : 0,
+                           .enabledExtensionCount = dev->pipeline_stats ? 1 : 0,
                            .ppEnabledExtensionNames = extensions};
   VkResult r = vkCreateDevice(dev->physical, &ci, NULL, &dev->device);
   if (r != VK_SUCCESS) return gs_vk_fail(dev, r, "creating the Vulkan device");
+  dev->int64 = dev->info.has_int64;
+  dev->float64 = dev->info.has_float64;
+  dev->int64_atomics = dev->info.has_int64_atomics;
+  dev->subgroup_extended = dev->info.has_subgroup_extended;
   vkGetDeviceQueue(dev->device, dev->queue_family, 0, &dev->queue);
   VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                 .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                 .queueFamilyIndex = dev->queue_family};
   r = vkCreateCommandPool(dev->device, &pi, NULL, &dev->command_pool);
   if (r != VK_SUCCESS) return gs_vk_fail(dev, r, "creating a command pool");
-  return GS_OK;
+  return GPUSORT_OK;
 }
 
-int gs_device_open(gs_device *dev, int index) {
+/* What every device handle needs, owned or borrowed: limits, memory types, timestamp period. */
+static void set_common(gs_device *dev, uint32_t subgroup_size) {
+  dev->subgroup_size = subgroup_size;
+  /* GPUSORT_MAX_WORKGROUPS lowers the x-dimension dispatch limit so tests reach the
+   * folded (x * y) dispatch path on small inputs. */
+  const uint32_t knob = gs_knobs_get()->max_workgroups;
+  dev->max_groups_x = knob && knob < dev->info.max_groups[0] ? knob : dev->info.max_groups[0];
+  dev->max_groups_y = dev->info.max_groups[1];
+  vkGetPhysicalDeviceMemoryProperties(dev->physical, &dev->memory);
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(dev->physical, &props);
+  dev->timestamp_ns = props.limits.timestampPeriod;
+  if (!dev->timeout_ns) dev->timeout_ns = (uint64_t)DEFAULT_TIMEOUT_S * 1000000000ull;
+}
+
+int gs_device_select(gs_device *dev, int index) {
   memset(dev, 0, sizeof *dev);
-  dev->timeout_ns = (uint64_t)DEFAULT_TIMEOUT_S * 1000000000ull;
+  dev->owned = true;
   int rc = create_instance(dev);
   if (rc) return rc;
   VkPhysicalDevice *pds = NULL;
@@ -356,64 +364,71 @@ int gs_device_open(gs_device *dev, int index) {
   if ((rc = enumerate(dev, &pds, &count))) return rc;
   if (count == 0) {
     free(pds);
-    return gs_fail(GS_ERR_RUNTIME, "no Vulkan device found (on a machine without a GPU, install "
-                                   "mesa-vulkan-drivers for the CPU driver lavapipe)");
+    return gs_fail(GPUSORT_ERROR_NO_DEVICE, "no Vulkan device found (on a machine without a GPU, install "
+                                            "mesa-vulkan-drivers for the CPU driver lavapipe)");
   }
   gs_device_info *infos = calloc(count, sizeof *infos);
   if (!infos) {
     free(pds);
-    return gs_fail(GS_ERR_RUNTIME, "out of host memory");
+    return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
   }
-  for (uint32_t i = 0; i < count; i++) probe(pds[i], i, &infos[i]);
+  for (uint32_t i = 0; i < count; i++) gs_device_probe(pds[i], i, &infos[i]);
   int chosen = index;
   if (index >= 0 && (uint32_t)index >= count)
-    rc = gs_fail(GS_ERR_USAGE, "--device %d: there are %u Vulkan devices (0 to %u); see 'gpusort devices'", index,
-                 count, count - 1);
+    rc = gs_fail(GPUSORT_ERROR_NO_SUCH_DEVICE, "there are %u Vulkan devices (0 to %u)", count, count - 1);
   else if (index >= 0 && infos[index].unusable[0])
-    rc = gs_fail(GS_ERR_RUNTIME, "device %d (%s) %s", index, infos[index].name, infos[index].unusable);
+    rc = gs_fail(GPUSORT_ERROR_NO_DEVICE, "device %d (%s) %s", index, infos[index].name, infos[index].unusable);
   else if (index < 0 && (chosen = gs_device_default_index(infos, count)) < 0)
-    rc = gs_fail(GS_ERR_RUNTIME, "no usable Vulkan device: %s %s%s", infos[0].name, infos[0].unusable,
+    rc = gs_fail(GPUSORT_ERROR_NO_DEVICE, "no usable Vulkan device: %s %s%s", infos[0].name, infos[0].unusable,
                  count > 1 ? " (the others likewise; see 'gpusort devices')" : "");
-  gs_device_info info = rc ? infos[0] : infos[chosen];
-  free(infos);
-  if (rc) {
-    free(pds);
-    return rc;
+  if (rc == GPUSORT_OK) {
+    dev->physical = pds[chosen];
+    dev->info = infos[chosen];
   }
-  dev->physical = pds[chosen];
+  free(infos);
   free(pds);
-  dev->info = info;
-  dev->subgroup_size = info.subgroup_size;
-  /* GPUSORT_MAX_WORKGROUPS lowers the x-dimension dispatch limit so tests reach the
-   * folded (x * y) dispatch path on small inputs. */
-  dev->max_groups_x = gs_env_u32("GPUSORT_MAX_WORKGROUPS", info.max_groups[0]);
-  if (dev->max_groups_x > info.max_groups[0]) dev->max_groups_x = info.max_groups[0];
-  dev->max_groups_y = info.max_groups[1];
-  vkGetPhysicalDeviceMemoryProperties(dev->physical, &dev->memory);
-  VkPhysicalDeviceProperties props;
-  vkGetPhysicalDeviceProperties(dev->physical, &props);
-  dev->timestamp_ns = props.limits.timestampPeriod;
+  return rc;
+}
 
-  if ((rc = create_logical_device(dev))) return rc;
-  dev->pipeline_stats = dev->info.has_executable_stats && getenv("GPUSORT_PIPELINE_STATS");
+int gs_device_create(gs_device *dev, uint32_t subgroup_size) {
+  set_common(dev, subgroup_size);
+  int rc = create_logical_device(dev);
+  if (rc) return rc;
   uint32_t nq = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(dev->physical, &nq, NULL);
   VkQueueFamilyProperties *q = calloc(nq, sizeof *q);
-  if (!q) return gs_fail(GS_ERR_RUNTIME, "out of host memory");
+  if (!q) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
   vkGetPhysicalDeviceQueueFamilyProperties(dev->physical, &nq, q);
   uint32_t bits = q[dev->queue_family].timestampValidBits;
   dev->timestamp_mask = bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
   free(q);
-  return GS_OK;
+  return GPUSORT_OK;
+}
+
+int gs_device_borrow(gs_device *dev, VkPhysicalDevice physical, VkDevice device,
+                     const VkPhysicalDeviceVulkan12Features *features12, bool int64, bool float64,
+                     VkPipelineCache cache, const VkAllocationCallbacks *allocator, uint32_t subgroup_size) {
+  memset(dev, 0, sizeof *dev);
+  dev->physical = physical;
+  dev->device = device;
+  dev->pipeline_cache = cache;
+  dev->allocator = allocator;
+  gs_device_probe(physical, 0, &dev->info);
+  set_common(dev, subgroup_size);
+  dev->int64 = int64;
+  dev->float64 = float64;
+  dev->int64_atomics = features12 && features12->shaderBufferInt64Atomics;
+  dev->subgroup_extended = features12 && features12->shaderSubgroupExtendedTypes;
+  return GPUSORT_OK;
 }
 
 void gs_device_close(gs_device *dev) {
-  if (dev->device && !dev->wedged) {
+  if (dev->owned && dev->device && !dev->wedged) {
     vkDeviceWaitIdle(dev->device);
     if (dev->command_pool) vkDestroyCommandPool(dev->device, dev->command_pool, NULL);
     vkDestroyDevice(dev->device, NULL);
   }
-  if (dev->instance && !dev->wedged) {
+  if (dev->owned && dev->instance && !dev->wedged) {
     if (dev->messenger) {
       PFN_vkDestroyDebugUtilsMessengerEXT destroy =
           (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(dev->instance, "vkDestroyDebugUtilsMessengerEXT");

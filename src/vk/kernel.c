@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "vk/commands.h"
 #include "vk/spirv.h"
 
 /* Prints what the driver's compiler reports about the pipeline (registers, spills...). */
@@ -31,52 +32,38 @@ static void print_statistics(gs_device *dev, const gs_kernel *k) {
   fprintf(stderr, "\n");
 }
 
-int gs_kernel_create(gs_device *dev, gs_kernel *k, const char *spirv_name, uint32_t bindings, uint32_t push_bytes,
-                     const uint32_t *spec, uint32_t spec_count) {
+int gs_kernel_create(gs_device *dev, gs_kernel *k, const char *spirv_name, uint32_t push_bytes, const uint32_t *spec,
+                     uint32_t spec_count) {
   memset(k, 0, sizeof *k);
   k->name = spirv_name;
-  k->bindings = bindings;
   k->push_bytes = push_bytes;
   k->workgroup_size = spec[0];
   const gs_spirv *code = gs_spirv_find(spirv_name);
-  if (!code) return gs_fail(GS_ERR_RUNTIME, "internal error: kernel %s is not embedded", spirv_name);
-  if (bindings > GS_KERNEL_MAX_BINDINGS || spec_count > GS_KERNEL_MAX_SPEC || spec_count < 2)
-    return gs_fail(GS_ERR_RUNTIME, "internal error: kernel %s has a bad interface", spirv_name);
-
-  VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                 .codeSize = code->bytes,
-                                 .pCode = code->words};
-  VkResult r = vkCreateShaderModule(dev->device, &mi, NULL, &k->module);
-  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, spirv_name);
-
-  VkDescriptorSetLayoutBinding b[GS_KERNEL_MAX_BINDINGS];
-  for (uint32_t i = 0; i < bindings; i++)
-    b[i] = (VkDescriptorSetLayoutBinding){.binding = i,
-                                          .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                          .descriptorCount = 1,
-                                          .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-  VkDescriptorSetLayoutCreateInfo li = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                        .bindingCount = bindings,
-                                        .pBindings = b};
-  r = vkCreateDescriptorSetLayout(dev->device, &li, NULL, &k->set_layout);
-  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, spirv_name);
+  if (!code) return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: kernel %s is not embedded", spirv_name);
+  if (spec_count > GS_SPEC_COUNT || spec_count < 2 || push_bytes > dev->info.max_push_bytes)
+    return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: kernel %s has a bad interface", spirv_name);
 
   VkPushConstantRange pr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = push_bytes};
   VkPipelineLayoutCreateInfo pli = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-                                    .setLayoutCount = 1,
-                                    .pSetLayouts = &k->set_layout,
                                     .pushConstantRangeCount = push_bytes ? 1 : 0,
                                     .pPushConstantRanges = &pr};
-  r = vkCreatePipelineLayout(dev->device, &pli, NULL, &k->layout);
+  VkResult r = vkCreatePipelineLayout(dev->device, &pli, dev->allocator, &k->layout);
   if (r != VK_SUCCESS) return gs_vk_fail(dev, r, spirv_name);
 
-  uint32_t values[GS_KERNEL_MAX_SPEC];
-  VkSpecializationMapEntry entries[GS_KERNEL_MAX_SPEC];
+  VkShaderModule module;
+  VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                 .codeSize = code->bytes,
+                                 .pCode = code->words};
+  r = vkCreateShaderModule(dev->device, &mi, dev->allocator, &module);
+  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, spirv_name);
+
+  uint32_t values[GS_SPEC_COUNT];
+  VkSpecializationMapEntry entries[GS_SPEC_COUNT];
   for (uint32_t i = 0; i < spec_count; i++) {
     values[i] = spec[i];
     entries[i] = (VkSpecializationMapEntry){.constantID = i, .offset = 4 * i, .size = 4};
   }
-  values[1] = dev->subgroup_size;
+  values[GS_SPEC_SUBGROUP_SIZE] = dev->subgroup_size;
   VkSpecializationInfo si = {.mapEntryCount = spec_count,
                              .pMapEntries = entries,
                              .dataSize = 4 * spec_count,
@@ -90,77 +77,45 @@ int gs_kernel_create(gs_device *dev, gs_kernel *k, const char *spirv_name, uint3
                 .pNext = &sgi,
                 .flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT,
                 .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                .module = k->module,
+                .module = module,
                 .pName = "main",
                 .pSpecializationInfo = &si},
       .layout = k->layout};
   if (dev->pipeline_stats) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
-  r = vkCreateComputePipelines(dev->device, VK_NULL_HANDLE, 1, &ci, NULL, &k->pipeline);
+  r = vkCreateComputePipelines(dev->device, dev->pipeline_cache, 1, &ci, dev->allocator, &k->pipeline);
+  vkDestroyShaderModule(dev->device, module, dev->allocator); /* the pipeline keeps what it needs */
   if (r != VK_SUCCESS) return gs_vk_fail(dev, r, spirv_name);
   if (dev->pipeline_stats) print_statistics(dev, k);
-  return GS_OK;
+  return GPUSORT_OK;
 }
 
 void gs_kernel_destroy(gs_device *dev, gs_kernel *k) {
   if (!dev->device || dev->wedged) return;
-  if (k->pipeline) vkDestroyPipeline(dev->device, k->pipeline, NULL);
-  if (k->layout) vkDestroyPipelineLayout(dev->device, k->layout, NULL);
-  if (k->set_layout) vkDestroyDescriptorSetLayout(dev->device, k->set_layout, NULL);
-  if (k->module) vkDestroyShaderModule(dev->device, k->module, NULL);
+  if (k->pipeline) vkDestroyPipeline(dev->device, k->pipeline, dev->allocator);
+  if (k->layout) vkDestroyPipelineLayout(dev->device, k->layout, dev->allocator);
   memset(k, 0, sizeof *k);
 }
 
-int gs_descriptor_pool_create(gs_device *dev, uint32_t sets, VkDescriptorPool *pool) {
-  VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                               .descriptorCount = sets * GS_KERNEL_MAX_BINDINGS};
-  VkDescriptorPoolCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                   .maxSets = sets,
-                                   .poolSizeCount = 1,
-                                   .pPoolSizes = &size};
-  VkResult r = vkCreateDescriptorPool(dev->device, &ci, NULL, pool);
-  return r == VK_SUCCESS ? GS_OK : gs_vk_fail(dev, r, "creating a descriptor pool");
-}
-
-int gs_kernel_bind(gs_device *dev, const gs_kernel *k, VkDescriptorPool pool, const gs_buffer *const *buffers,
-                   VkDescriptorSet *set) {
-  VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                    .descriptorPool = pool,
-                                    .descriptorSetCount = 1,
-                                    .pSetLayouts = &k->set_layout};
-  VkResult r = vkAllocateDescriptorSets(dev->device, &ai, set);
-  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, "allocating a descriptor set");
-  VkDescriptorBufferInfo info[GS_KERNEL_MAX_BINDINGS];
-  VkWriteDescriptorSet w[GS_KERNEL_MAX_BINDINGS];
-  for (uint32_t i = 0; i < k->bindings; i++) {
-    const VkDeviceSize range = buffers[i]->size;
-    if (range > dev->info.max_storage_range) /* callers size buffers within the limit */
-      return gs_fail(GS_ERR_RUNTIME, "internal error: a %llu-byte buffer exceeds the device's binding limit",
-                     (unsigned long long)range);
-    info[i] = (VkDescriptorBufferInfo){.buffer = buffers[i]->buffer, .offset = 0, .range = range};
-    w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                  .dstSet = *set,
-                                  .dstBinding = i,
-                                  .descriptorCount = 1,
-                                  .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                  .pBufferInfo = &info[i]};
-  }
-  vkUpdateDescriptorSets(dev->device, k->bindings, w, 0, NULL);
-  return GS_OK;
-}
-
-int gs_kernel_dispatch(gs_device *dev, VkCommandBuffer cb, const gs_kernel *k, VkDescriptorSet set, const void *push,
-                       uint32_t groups) {
-  if (groups == 0) return GS_OK;
+int gs_kernel_dispatch(const gs_device *dev, VkCommandBuffer cb, const gs_kernel *k, const void *push, uint32_t groups) {
+  if (groups == 0) return GPUSORT_OK;
   uint32_t x = groups, y = 1;
   if (groups > dev->max_groups_x) {
     x = dev->max_groups_x;
     y = (uint32_t)(((uint64_t)groups + x - 1) / x);
     if (y > dev->max_groups_y)
-      return gs_fail(GS_ERR_RUNTIME, "%s needs %u workgroups, more than one dispatch can hold", k->name, groups);
+      return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%s needs %u workgroups, more than one dispatch can hold", k->name,
+                     groups);
   }
   vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
-  vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0, NULL);
   if (k->push_bytes) vkCmdPushConstants(cb, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, k->push_bytes, push);
   vkCmdDispatch(cb, x, y, 1);
-  return GS_OK;
+  gs_cmd_barrier(cb);
+  return GPUSORT_OK;
+}
+
+void gs_kernel_dispatch_indirect(VkCommandBuffer cb, const gs_kernel *k, const void *push, gs_range command) {
+  vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
+  if (k->push_bytes) vkCmdPushConstants(cb, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, k->push_bytes, push);
+  vkCmdDispatchIndirect(cb, command.buffer, command.offset);
+  gs_cmd_barrier(cb);
 }

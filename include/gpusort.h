@@ -1,0 +1,429 @@
+/* libgpusort: sort and scan arrays and files of fixed-width records on the GPU (Vulkan compute).
+ *
+ * Three tiers (gpusort(3) documents every function, its errors and its lifetime rules):
+ *   1. a context: one Vulkan device opened for you, with a timeout and a memory budget;
+ *   2. jobs on a context: sort, argsort, scan and reduce of host arrays, and of files (staging,
+ *      temporary file and rename, verification, checksum, and a report of where time went);
+ *   3. the Vulkan tier (gpusort_vulkan.h): sorts and scans recorded into your own command
+ *      buffer, on your own VkDevice and buffers.
+ * This header uses no Vulkan type.
+ *
+ * Conventions:
+ *   - Every function that can fail returns a gpusort_status: GPUSORT_OK (0) or an error code.
+ *     gpusort_last_error() is the one-line message of the last failure on the calling thread;
+ *     gpusort_status_class() folds a code into the three classes the command line exits with.
+ *   - Structs that cross the API start with `struct_size`: initialize them with their _INIT
+ *     macro (which also sets the defaults), then change fields. Fields are only ever added at
+ *     the end, so a program built against this header keeps working with later libraries.
+ *     Zero means "default" for every other field unless its comment says otherwise.
+ *   - Counts are numbers of records (keys, pairs, records, elements), never bytes, unless
+ *     the name says bytes. Keys and values are in the machine's byte order.
+ *   - Nothing is printed; no signal handler is installed; no global state is kept but the
+ *     per-thread error message and a table of temporary files (gpusort_remove_temporary_files).
+ *   - A context is used by one thread at a time; different contexts may be used at once. */
+#ifndef GPUSORT_H
+#define GPUSORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GPUSORT_VERSION_MAJOR 0
+#define GPUSORT_VERSION_MINOR 2
+#define GPUSORT_VERSION_PATCH 0
+#define GPUSORT_VERSION_NUMBER (GPUSORT_VERSION_MAJOR * 10000 + GPUSORT_VERSION_MINOR * 100 + GPUSORT_VERSION_PATCH)
+#define GPUSORT_VERSION_STRING "0.2.0"
+
+/* Initializer of an output struct: struct_size set, every other field zero. */
+#ifdef __cplusplus
+#define GPUSORT_OUTPUT_INIT_(type) {sizeof(type)}
+#else
+#define GPUSORT_OUTPUT_INIT_(type) {.struct_size = sizeof(type)}
+#endif
+
+#ifndef GPUSORT_API
+#if defined(__GNUC__) || defined(__clang__)
+#define GPUSORT_API __attribute__((visibility("default")))
+#else
+#define GPUSORT_API
+#endif
+#endif
+
+/* The library's version, as GPUSORT_VERSION_NUMBER and GPUSORT_VERSION_STRING were when it was built. */
+GPUSORT_API unsigned gpusort_version_number(void);
+GPUSORT_API const char *gpusort_version_string(void);
+
+/* ---- Errors ------------------------------------------------------------------------------ */
+
+typedef enum gpusort_status {
+  GPUSORT_OK = 0,
+  /* The three classes; gpusort_status_class() maps every code to one of them. */
+  GPUSORT_ERROR_RUNTIME = 1, /* the device, memory, I/O or a GPU stall: the request was fine */
+  GPUSORT_ERROR_USAGE = 2,   /* a bad argument or combination, or malformed input */
+  GPUSORT_ERROR_VERIFY = 3,  /* GPUSORT_VERIFY found a wrong result */
+  /* Runtime class. */
+  GPUSORT_ERROR_NO_DEVICE = 10,     /* no usable Vulkan device or driver */
+  GPUSORT_ERROR_OUT_OF_MEMORY = 11, /* host or GPU memory */
+  GPUSORT_ERROR_IO = 12,            /* a file could not be opened, read, written or renamed */
+  GPUSORT_ERROR_TOO_LARGE = 13,     /* more records than the device, the budget or a capacity allows */
+  GPUSORT_ERROR_GPU_STALL = 14,     /* a GPU wait passed the timeout, or the device was lost: the
+                                       context can only be closed (see gpusort_close) */
+  /* Usage class. */
+  GPUSORT_ERROR_BAD_INPUT = 20,          /* malformed input: a size that is not a whole number of
+                                            records, a directory, the min of no elements */
+  GPUSORT_ERROR_OUTPUT_EXISTS = 21,      /* without GPUSORT_OVERWRITE */
+  GPUSORT_ERROR_OUTPUT_IS_INPUT = 22,    /* the same file, also through links: always refused */
+  GPUSORT_ERROR_OUTPUT_IS_TERMINAL = 23, /* binary data to a terminal, without GPUSORT_OVERWRITE */
+  GPUSORT_ERROR_NO_SUCH_DEVICE = 24,     /* a device index past the last device */
+  /* Verification class. */
+  GPUSORT_ERROR_NOT_SORTED = 30 /* gpusort_check_file found records out of order */
+} gpusort_status;
+
+/* GPUSORT_OK, GPUSORT_ERROR_RUNTIME, GPUSORT_ERROR_USAGE or GPUSORT_ERROR_VERIFY. */
+GPUSORT_API int gpusort_status_class(int status);
+/* "GPUSORT_ERROR_IO", ...; "unknown status" for anything else. */
+GPUSORT_API const char *gpusort_status_name(int status);
+/* The message of the last failed call on this thread ("" if none): one line, no newline. */
+GPUSORT_API const char *gpusort_last_error(void);
+
+/* ---- Types and layouts ------------------------------------------------------------------- */
+
+typedef enum gpusort_type {
+  GPUSORT_TYPE_NONE = 0,
+  GPUSORT_U32,
+  GPUSORT_I32,
+  GPUSORT_F32,
+  GPUSORT_U64,
+  GPUSORT_I64,
+  GPUSORT_F64
+} gpusort_type;
+
+/* "u32", ...; NULL for GPUSORT_TYPE_NONE or an unknown value. */
+GPUSORT_API const char *gpusort_type_name(gpusort_type type);
+/* Parses "u32", "i64", ...: GPUSORT_OK, or GPUSORT_ERROR_USAGE for an unknown name. */
+GPUSORT_API int gpusort_type_from_name(const char *name, gpusort_type *type);
+/* Bytes of one value of the type; 0 for GPUSORT_TYPE_NONE or an unknown value. */
+GPUSORT_API size_t gpusort_type_size(gpusort_type type);
+
+/* What one record looks like. Keys sort numerically; floats by IEEE 754 totalOrder
+ * (-NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN). Exactly one of:
+ *   keys     value NONE, record_bytes 0: an array of keys;
+ *   pairs    value set: (key, value) records packed without padding; the value moves with its key;
+ *   records  record_bytes set (1 to 1 MiB): records moved whole, ordered by the key at
+ *            key_offset (any alignment). */
+typedef struct gpusort_layout {
+  uint32_t struct_size;
+  gpusort_type key;
+  gpusort_type value;
+  uint32_t record_bytes;
+  uint32_t key_offset;
+} gpusort_layout;
+
+#define GPUSORT_LAYOUT_KEYS(key) {sizeof(gpusort_layout), (key), GPUSORT_TYPE_NONE, 0, 0}
+#define GPUSORT_LAYOUT_PAIRS(key, value) {sizeof(gpusort_layout), (key), (value), 0, 0}
+#define GPUSORT_LAYOUT_RECORDS(key, record_bytes, key_offset) \
+  {sizeof(gpusort_layout), (key), GPUSORT_TYPE_NONE, (record_bytes), (key_offset)}
+
+/* ---- Flags of options -------------------------------------------------------------------- */
+
+#define GPUSORT_DESCENDING (1u << 0)    /* sort: largest key first, still stable */
+#define GPUSORT_VERIFY (1u << 1)        /* sort: check on the host that the output is in key order
+                                           and a permutation of the input (argsort: a stable sorted
+                                           permutation); else GPUSORT_ERROR_VERIFY, and a file job
+                                           writes no output */
+#define GPUSORT_EXCLUSIVE (1u << 2)     /* scan: element i combines inputs 0..i-1 (default 0..i) */
+#define GPUSORT_DETERMINISTIC (1u << 3) /* scan: bit-identical results run to run; refuses look-back
+                                           float sums, whose association order follows timing */
+#define GPUSORT_OVERWRITE (1u << 4)     /* file jobs: replace an existing output; allow binary data
+                                           to a terminal */
+#define GPUSORT_SYNC (1u << 5)          /* file jobs: flush the output and its directory entry to
+                                           storage before returning */
+/* A flag that does not apply to a call is a usage error. */
+
+/* ---- Tier 1: the context ----------------------------------------------------------------- */
+
+typedef struct gpusort_context gpusort_context;
+
+#define GPUSORT_OPEN_DEFERRED (1u << 0) /* open the device when a job first needs it (a file job
+                                           then opens it while it reads its input); jobs that need
+                                           no device (check, generate) never open it */
+
+typedef struct gpusort_context_params {
+  uint32_t struct_size;
+  int32_t device;          /* index in gpusort_list_devices(); -1: the first discrete GPU, else
+                              integrated, virtual, then CPU */
+  double timeout_seconds;  /* bound on every wait for the GPU; 0: 60 s */
+  uint64_t memory_budget;  /* device memory a job may use, in bytes; 0: 3/4 of the device-local memory */
+  uint32_t flags;          /* GPUSORT_OPEN_DEFERRED */
+} gpusort_context_params;
+
+#define GPUSORT_CONTEXT_PARAMS_INIT {sizeof(gpusort_context_params), -1, 0.0, 0, 0}
+
+/* Creates a context (params NULL: the defaults) and, unless deferred, opens its device.
+ * Errors: USAGE (bad params), NO_SUCH_DEVICE, NO_DEVICE, OUT_OF_MEMORY, RUNTIME. On failure
+ * *ctx is NULL. */
+GPUSORT_API int gpusort_open(gpusort_context **ctx, const gpusort_context_params *params);
+
+/* Releases everything the context holds; NULL is ignored. After GPUSORT_ERROR_GPU_STALL the
+ * device is abandoned rather than waited on (the driver may still hold the stalled work; a
+ * program should leave soon, with _exit, as the driver's own teardown may wait for it). */
+GPUSORT_API void gpusort_close(gpusort_context *ctx);
+
+typedef enum gpusort_device_type {
+  GPUSORT_DEVICE_OTHER = 0,
+  GPUSORT_DEVICE_DISCRETE,
+  GPUSORT_DEVICE_INTEGRATED,
+  GPUSORT_DEVICE_VIRTUAL,
+  GPUSORT_DEVICE_CPU
+} gpusort_device_type;
+
+/* "discrete", "integrated", "virtual", "cpu" or "other". */
+GPUSORT_API const char *gpusort_device_type_name(gpusort_device_type type);
+
+typedef struct gpusort_device_info {
+  uint32_t struct_size;
+  uint32_t index;          /* as `device` in gpusort_context_params takes it */
+  gpusort_device_type type;
+  int usable;              /* 0: unusable_reason says why */
+  int is_default;          /* the device a context opens by default */
+  uint32_t vendor_id, device_id;
+  uint32_t api_version;    /* Vulkan version, VK_MAKE_API_VERSION encoding */
+  uint32_t subgroup_size;  /* lanes gpusort runs its kernels at */
+  uint64_t memory_bytes;   /* device-local memory */
+  uint64_t max_buffer_bytes; /* largest storage buffer binding */
+  char name[256];
+  char driver[512];
+  char unusable_reason[256];
+  /* The configuration gpusort uses on this device, chosen from vendor, device and driver. */
+  char preset[64];
+  uint32_t sort_workgroup_size;
+  uint32_t sort_keys_per_invocation;      /* 32-bit keys and values */
+  uint32_t sort_keys_per_invocation_wide; /* 64-bit keys or values */
+  uint32_t scan_workgroup_size;
+  uint32_t scan_rows;                     /* 16-byte vectors per invocation of a scan tile */
+  uint32_t lookback_spin_limit;           /* polls of a look-back descriptor before recounting */
+} gpusort_device_info;
+
+#define GPUSORT_DEVICE_INFO_INIT GPUSORT_OUTPUT_INIT_(gpusort_device_info)
+
+/* Describes every Vulkan device, usable or not, without opening any. Writes up to `capacity`
+ * entries (infos may be NULL when capacity is 0) and sets *count to the number of devices.
+ * The caller sets infos[0].struct_size: entries are that many bytes apart. */
+GPUSORT_API int gpusort_list_devices(gpusort_device_info *infos, uint32_t capacity, uint32_t *count);
+
+/* The context's device (opening a deferred one). */
+GPUSORT_API int gpusort_context_device(gpusort_context *ctx, gpusort_device_info *info);
+
+/* ---- Tier 2: jobs on host arrays --------------------------------------------------------- */
+
+typedef struct gpusort_sort_options {
+  uint32_t struct_size;
+  uint32_t flags;      /* GPUSORT_DESCENDING, GPUSORT_VERIFY; for file jobs also OVERWRITE, SYNC */
+  uint32_t begin_bit;  /* sort on bits [begin_bit, end_bit) of the ordered key only (the key */
+  uint32_t end_bit;    /* mapped so that unsigned order is its order, complemented when
+                          descending); 0, 0: all bits. Keys equal on those bits keep input order */
+} gpusort_sort_options;
+
+#define GPUSORT_SORT_OPTIONS_INIT {sizeof(gpusort_sort_options), 0, 0, 0}
+
+/* Sorts `count` records of `input` into `output` (stable). output may be input (in place);
+ * otherwise the two must not overlap. options NULL: ascending on all bits. */
+GPUSORT_API int gpusort_sort(gpusort_context *ctx, const void *input, void *output, uint64_t count,
+                             const gpusort_layout *layout, const gpusort_sort_options *options);
+
+/* Writes to `indices` the input positions of the records in sorted order (stable: equal keys
+ * in input order), as index_type GPUSORT_U32 or GPUSORT_U64 (NONE: u32 below 2^32 records). */
+GPUSORT_API int gpusort_argsort(gpusort_context *ctx, const void *input, uint64_t count,
+                                const gpusort_layout *layout, gpusort_type index_type, void *indices,
+                                const gpusort_sort_options *options);
+
+typedef enum gpusort_scan_op { GPUSORT_SUM = 0, GPUSORT_MIN, GPUSORT_MAX } gpusort_scan_op;
+
+typedef enum gpusort_scan_algo {
+  GPUSORT_SCAN_AUTO = 0,         /* look-back, but reduce-then-scan for float sums */
+  GPUSORT_SCAN_LOOKBACK,         /* single pass with decoupled look-back */
+  GPUSORT_SCAN_REDUCE_THEN_SCAN  /* no workgroup waits on another; fixed association order */
+} gpusort_scan_algo;
+
+/* Integer sums wrap modulo 2^width; min and max order floats by totalOrder, as the sort does.
+ * Float sums round: for element k the error against exact summation is at most
+ * gamma_D * (|x_0| + ... + |x_k|), gamma_D = D*u/(1 - D*u), u = 2^-24 (f32) or 2^-53 (f64),
+ * D = (k + 1)/1024 + 64. */
+typedef struct gpusort_scan_options {
+  uint32_t struct_size;
+  gpusort_type type;      /* element type (required) */
+  gpusort_type acc;       /* accumulator and output type: NONE (the element type), or U64, I64 or
+                             F64, at least as wide as the input, a float for float input */
+  gpusort_scan_op op;
+  gpusort_scan_algo algo;
+  uint32_t flags;         /* GPUSORT_EXCLUSIVE, GPUSORT_DETERMINISTIC; file jobs also OVERWRITE, SYNC */
+} gpusort_scan_options;
+
+#define GPUSORT_SCAN_OPTIONS_INIT(type) \
+  {sizeof(gpusort_scan_options), (type), GPUSORT_TYPE_NONE, GPUSORT_SUM, GPUSORT_SCAN_AUTO, 0}
+
+/* Running sums, minima or maxima of `count` elements into `output` (count accumulator-typed
+ * values; output may be input when their sizes agree). Exclusive scans start with the
+ * identity: 0 for sums, the type's largest value for min, its smallest for max. */
+GPUSORT_API int gpusort_scan(gpusort_context *ctx, const void *input, void *output, uint64_t count,
+                             const gpusort_scan_options *options);
+
+/* The sum, minimum or maximum of all `count` elements, written to *result as the accumulator
+ * type, combined in a fixed order (so bit-identical run to run). The sum of no elements is 0;
+ * the min or max of none is GPUSORT_ERROR_BAD_INPUT. */
+GPUSORT_API int gpusort_reduce(gpusort_context *ctx, const void *input, uint64_t count,
+                               const gpusort_scan_options *options, void *result);
+
+/* ---- Tier 2: jobs on files --------------------------------------------------------------- */
+
+/* Stages of a job, each timed in gpusort_report.stage_seconds. */
+typedef enum gpusort_stage {
+  GPUSORT_STAGE_OPEN = 0,  /* opening the device */
+  GPUSORT_STAGE_SETUP,     /* pipelines and buffers */
+  GPUSORT_STAGE_READ,      /* host: input into staging memory (and reading a stream) */
+  GPUSORT_STAGE_UPLOAD,    /* GPU copies into device memory */
+  GPUSORT_STAGE_SORT,      /* GPU sort, from timestamps */
+  GPUSORT_STAGE_SCAN,      /* GPU scan */
+  GPUSORT_STAGE_REDUCE,    /* GPU reduction */
+  GPUSORT_STAGE_GATHER,    /* GPU: whole records put in sorted order */
+  GPUSORT_STAGE_DOWNLOAD,  /* GPU copies out of device memory */
+  GPUSORT_STAGE_WRITE,     /* host: output and checksum */
+  GPUSORT_STAGE_ASSEMBLE,  /* host, part of write: records gathered or pairs joined */
+  GPUSORT_STAGE_VERIFY,    /* host: order and permutation checks */
+  GPUSORT_STAGE_CHECK,     /* host: gpusort_check_file */
+  GPUSORT_STAGE_GENERATE,  /* host: gpusort_generate_file */
+  GPUSORT_STAGE_COUNT
+} gpusort_stage;
+
+#define GPUSORT_MAX_STAGES 24 /* room in gpusort_report for stages added later */
+
+/* "open", "setup", "read", ...; NULL for an unknown stage. */
+GPUSORT_API const char *gpusort_stage_name(gpusort_stage stage);
+
+typedef struct gpusort_report {
+  uint32_t struct_size;
+  uint64_t records;      /* records (elements) of the input */
+  uint64_t input_bytes;
+  uint64_t output_bytes;
+  uint64_t xxh3;         /* XXH3-64 of the output's bytes (as xxhsum -H3 prints it) */
+  int verified;          /* GPUSORT_VERIFY ran and passed */
+  double total_seconds;  /* the whole call */
+  double stage_seconds[GPUSORT_MAX_STAGES]; /* by gpusort_stage; 0 for stages not run */
+  /* Sorts: the GPU work in detail. */
+  uint32_t passes;               /* digit-binning passes */
+  double histogram_seconds;      /* the upfront histogram pass */
+  double pass_seconds[8];
+  uint32_t tile_invocations;     /* sort: workgroup size; scan: workgroup size */
+  uint32_t tile_items_per_invocation;
+  uint32_t tile_items;           /* keys (sort) or elements (scan) per tile */
+  uint32_t tile_shared_bytes;
+} gpusort_report;
+
+#define GPUSORT_REPORT_INIT GPUSORT_OUTPUT_INIT_(gpusort_report)
+
+/* File jobs. Paths: "-" is stdin or stdout. A regular input is memory-mapped and never
+ * modified; a stream is read to its end. A named output is written to a temporary file
+ * beside it (".NAME.gpusort-XXXXXX") and renamed over it only when complete, so a failed job
+ * leaves no partial output; an existing non-regular output (/dev/null, a FIFO) is written in
+ * place. An existing regular output needs GPUSORT_OVERWRITE; an output that is the input is
+ * always refused. `report` may be NULL. */
+
+/* Sorts the records of file `input` into file `output`. */
+GPUSORT_API int gpusort_sort_file(gpusort_context *ctx, const char *input, const char *output,
+                                  const gpusort_layout *layout, const gpusort_sort_options *options,
+                                  gpusort_report *report);
+
+/* Writes the records' indices in sorted order (index_type as for gpusort_argsort). */
+GPUSORT_API int gpusort_argsort_file(gpusort_context *ctx, const char *input, const char *output,
+                                     const gpusort_layout *layout, gpusort_type index_type,
+                                     const gpusort_sort_options *options, gpusort_report *report);
+
+GPUSORT_API int gpusort_scan_file(gpusort_context *ctx, const char *input, const char *output,
+                                  const gpusort_scan_options *options, gpusort_report *report);
+
+GPUSORT_API int gpusort_reduce_file(gpusort_context *ctx, const char *input, const gpusort_scan_options *options,
+                                    void *result, gpusort_report *report);
+
+/* Host only: GPUSORT_OK if the file's records are in key order (options: GPUSORT_DESCENDING and
+ * the bit range), GPUSORT_ERROR_NOT_SORTED naming the first record out of order if not. */
+GPUSORT_API int gpusort_check_file(gpusort_context *ctx, const char *input, const gpusort_layout *layout,
+                                   const gpusort_sort_options *options, gpusort_report *report);
+
+/* Deterministic test data: the same layout and options give the same bytes on any machine. */
+typedef struct gpusort_generate_options {
+  uint32_t struct_size;
+  uint64_t count;           /* records */
+  const char *distribution; /* NULL or "uniform", "sorted", "reversed", "equal", "few[:K]",
+                               "entropy[:K]", "lowbits[:B]", "highbits[:B]", "special" */
+  uint64_t seed;
+  uint32_t flags;           /* file: GPUSORT_OVERWRITE, GPUSORT_SYNC */
+} gpusort_generate_options;
+
+#define GPUSORT_GENERATE_OPTIONS_INIT(count) {sizeof(gpusort_generate_options), (count), NULL, 0, 0}
+
+/* Records [first, first + count_here) of the data set into `records`. Pair values are the
+ * record's index; record bytes around the key are random. Host only. */
+GPUSORT_API int gpusort_generate(const gpusort_layout *layout, const gpusort_generate_options *options,
+                                 uint64_t first, uint64_t count_here, void *records);
+
+GPUSORT_API int gpusort_generate_file(gpusort_context *ctx, const char *output, const gpusort_layout *layout,
+                                      const gpusort_generate_options *options, gpusort_report *report);
+
+/* Removes the temporary files of file jobs still running in this process. Async-signal-safe:
+ * call it from your own handler of SIGINT, SIGTERM and the like before the process ends, so
+ * an interrupted job leaves no temporary file behind. */
+GPUSORT_API void gpusort_remove_temporary_files(void);
+
+/* ---- Benchmarks -------------------------------------------------------------------------- */
+
+/* Median GPU time of sorting `count` device-resident uniform random keys (layout: keys or
+ * pairs, whose values are the key's index) over `reps` runs after two warm-up runs, beside a
+ * compute-kernel copy of the keys' bytes between two buffers in the same run (the device's own
+ * bandwidth), and vkCmdCopyBuffer of the same. The last run's output is checked on the host. */
+typedef struct gpusort_bench_result {
+  uint32_t struct_size;
+  double sort_seconds;
+  double copy_seconds;
+  double copy_command_seconds;
+  uint32_t passes;
+  double pass_seconds[8];
+  int checked;             /* the output was in key order and a permutation of the input */
+  uint32_t tile_invocations;
+  uint32_t tile_keys_per_invocation;
+} gpusort_bench_result;
+
+#define GPUSORT_BENCH_RESULT_INIT GPUSORT_OUTPUT_INIT_(gpusort_bench_result)
+
+/* GPUSORT_ERROR_TOO_LARGE when `count` does not fit the device; GPUSORT_ERROR_VERIFY when the
+ * check fails. */
+GPUSORT_API int gpusort_bench_sort(gpusort_context *ctx, const gpusort_layout *layout, uint64_t count,
+                                   uint32_t reps, gpusort_bench_result *result);
+
+/* u32 exclusive sums of `count` uniform random keys: the look-back scan, reduce-then-scan and
+ * the textbook Hillis-Steele, Blelloch (global and shared memory) and subgroup-blocked scans,
+ * each checked on the host, beside the compute-kernel copy. */
+typedef struct gpusort_bench_scan_result {
+  uint32_t struct_size;
+  double copy_seconds;
+  uint32_t lookback_tile;  /* elements per look-back tile */
+  uint32_t algorithms;     /* entries used below */
+  struct {
+    char name[48];
+    double seconds;
+    int checked;
+  } algorithm[8];
+} gpusort_bench_scan_result;
+
+#define GPUSORT_BENCH_SCAN_RESULT_INIT GPUSORT_OUTPUT_INIT_(gpusort_bench_scan_result)
+
+GPUSORT_API int gpusort_bench_scans(gpusort_context *ctx, uint64_t count, uint32_t reps,
+                                    gpusort_bench_scan_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,173 @@
+/* The contract between the host code (C) and the kernels (GLSL), written once: push-constant
+ * layouts, flag bits, specialization-constant ids and the layout of the indirect sort's
+ * control block. Included by src/ (C) and by shaders/lib/common.glsl (GLSL, which defines
+ * GS_GLSL first).
+ *
+ * Kernels reach every buffer through a device address in their push constants (Vulkan 1.3's
+ * buffer device addresses), so they bind no descriptors: a sort or scan can be recorded on any
+ * buffers of a caller's device without allocating anything per call. Addresses come first in
+ * each block (8-byte aligned in both languages), then 32-bit fields. */
+#ifndef GS_KERNEL_INTERFACE_H
+#define GS_KERNEL_INTERFACE_H
+
+#ifdef GS_GLSL
+#define GS_ADDRESS uvec2 /* GL_EXT_buffer_reference_uvec2: no 64-bit integers needed */
+#define GS_U32 uint
+#define GS_BLOCK_BEGIN(name) struct name {
+#define GS_BLOCK_END(name) };
+#else
+#include <stdint.h>
+#define GS_ADDRESS uint64_t /* VkDeviceAddress */
+#define GS_U32 uint32_t
+#define GS_BLOCK_BEGIN(name) typedef struct name {
+#define GS_BLOCK_END(name) } name;
+#endif
+
+/* Specialization constants. 0 and 1 are set for every kernel by src/vk/kernel.c. */
+#define GS_SPEC_WORKGROUP_SIZE 0
+#define GS_SPEC_SUBGROUP_SIZE 1
+#define GS_SPEC_KEY_KIND 2       /* 0 unsigned, 1 signed, 2 float (src/prim/keys.h) */
+#define GS_SPEC_KEY_DESCENDING 3
+#define GS_SPEC_TILE_ROWS 4      /* sort: keys per invocation; scan: rows; reference: algorithm */
+#define GS_SPEC_LOOKBACK_SPIN 5  /* polls of an empty descriptor before the fallback */
+#define GS_SPEC_SCAN_OP 6        /* 0 sum, 1 min, 2 max */
+#define GS_SPEC_SCAN_IN_KIND 7
+#define GS_SPEC_SCAN_ACC_KIND 8
+#define GS_SPEC_SCAN_INCLUSIVE 9
+#define GS_SPEC_COUNT 10
+
+#define GS_RADIX_BITS 8
+#define GS_RADIX 256
+#define GS_RADIX_MAX_PASSES 8
+
+/* Flags shared by the sort kernels. */
+#define GS_SORT_FIRST_PASS 1u   /* keys arrive as stored: map them to ordered keys */
+#define GS_SORT_LAST_PASS 2u    /* write keys back as stored */
+#define GS_SORT_INDEX_VALUES 4u /* first pass: each value is its key's input index */
+#define GS_SORT_INDIRECT 8u     /* n and tile counts come from the control block, not pc */
+
+/* radix_histogram.comp: every digit's histogram in one read of the keys. */
+GS_BLOCK_BEGIN(gs_histogram_push)
+  GS_ADDRESS keys;
+  GS_ADDRESS histograms; /* [pass][GS_RADIX] u32, zeroed */
+  GS_ADDRESS control;    /* gs_sort_control, with GS_SORT_INDIRECT */
+  GS_U32 n;
+  GS_U32 passes;
+  GS_U32 first_shift; /* bit offset of the first digit */
+  GS_U32 last_bits;   /* width of the last digit, 1..8; the others are 8 wide */
+  GS_U32 groups;      /* workgroups sharing the keys */
+  GS_U32 flags;
+GS_BLOCK_END(gs_histogram_push)
+
+/* radix_scan_histograms.comp: one workgroup per digit position. */
+GS_BLOCK_BEGIN(gs_scan_histograms_push)
+  GS_ADDRESS histograms;
+GS_BLOCK_END(gs_scan_histograms_push)
+
+/* radix_onesweep.comp: one digit-binning pass. */
+GS_BLOCK_BEGIN(gs_onesweep_push)
+  GS_ADDRESS keys_in;
+  GS_ADDRESS keys_out;
+  GS_ADDRESS values_in;
+  GS_ADDRESS values_out;
+  GS_ADDRESS digit_starts; /* [pass][GS_RADIX]: the scanned histograms */
+  GS_ADDRESS lookback;     /* [tile][GS_RADIX] descriptors, zeroed */
+  GS_ADDRESS control;      /* gs_sort_control: tickets, and with GS_SORT_INDIRECT n and tiles */
+  GS_U32 n;
+  GS_U32 tiles;
+  GS_U32 shift; /* bit offset of this pass's digit */
+  GS_U32 bits;  /* digit width, 1..8 */
+  GS_U32 pass;  /* selects the ticket counter and the digit starts */
+  GS_U32 flags;
+GS_BLOCK_END(gs_onesweep_push)
+
+/* The sort's control block in scratch memory: tile tickets, and for an indirect sort the count
+ * read from the caller's buffer with every dispatch size derived from it on the GPU. */
+GS_BLOCK_BEGIN(gs_sort_control)
+  GS_U32 tickets[GS_RADIX_MAX_PASSES];
+  GS_U32 n;     /* min(caller's count, the capacity) */
+  GS_U32 tiles; /* digit-binning tiles of n keys */
+  GS_U32 histogram_groups;
+  GS_U32 lookback_words; /* tiles * GS_RADIX */
+  GS_U32 histogram_dispatch[3]; /* VkDispatchIndirectCommand */
+  GS_U32 onesweep_dispatch[3];
+GS_BLOCK_END(gs_sort_control)
+
+/* radix_prepare_indirect.comp: one invocation fills the control block from the count. */
+GS_BLOCK_BEGIN(gs_prepare_indirect_push)
+  GS_ADDRESS count; /* the caller's u32 */
+  GS_ADDRESS control;
+  GS_U32 max_n;
+  GS_U32 tile_keys;
+  GS_U32 histogram_keys_per_group; /* at least; groups are capped */
+  GS_U32 histogram_max_groups;
+  GS_U32 max_groups_x; /* dispatches beyond it are folded into x * y */
+GS_BLOCK_END(gs_prepare_indirect_push)
+
+/* scan_tiles.comp. */
+#define GS_SCAN_TILE_NO_PREFIX 1u /* downsweep of a single tile: the prefix is the identity */
+GS_BLOCK_BEGIN(gs_scan_push)
+  GS_ADDRESS elements; /* the input */
+  GS_ADDRESS results;  /* the output */
+  GS_ADDRESS tickets;
+  GS_ADDRESS tile_data; /* look-back descriptors, or reduce-then-scan tile values */
+  GS_U32 n;
+  GS_U32 tiles;
+  GS_U32 flags;
+GS_BLOCK_END(gs_scan_push)
+
+/* gather_records.comp: out[i] = in[indices[i]], records of any size. */
+GS_BLOCK_BEGIN(gs_gather_push)
+  GS_ADDRESS indices; /* u32 */
+  GS_ADDRESS records_in;
+  GS_ADDRESS records_out;
+  GS_U32 n;
+  GS_U32 record_bytes;
+  GS_U32 groups;
+GS_BLOCK_END(gs_gather_push)
+
+/* extract_keys.comp: keys[i] = the key at key_offset in record i (any alignment). */
+GS_BLOCK_BEGIN(gs_extract_push)
+  GS_ADDRESS records;
+  GS_ADDRESS keys;
+  GS_U32 n;
+  GS_U32 record_bytes;
+  GS_U32 key_offset;
+  GS_U32 groups;
+GS_BLOCK_END(gs_extract_push)
+
+/* clear_words.comp and copy_words.comp: `words` 32-bit words, 16 bytes per access. With
+ * GS_WORDS_FROM_MEMORY the count is the u32 at `count` times `words` (an indirect sort's
+ * counts; such dispatches are sized for the capacity and surplus groups do nothing). */
+#define GS_WORDS_FROM_MEMORY 1u
+GS_BLOCK_BEGIN(gs_words_push)
+  GS_ADDRESS source; /* copy only */
+  GS_ADDRESS destination;
+  GS_ADDRESS count;
+  GS_U32 words;
+  GS_U32 flags;
+GS_BLOCK_END(gs_words_push)
+
+/* reference/scan_global.comp (textbook scans for the benchmark). */
+GS_BLOCK_BEGIN(gs_reference_global_push)
+  GS_ADDRESS a;
+  GS_ADDRESS b;
+  GS_ADDRESS c;
+  GS_U32 count;
+  GS_U32 offset;
+  GS_U32 mode;
+  GS_U32 last;
+GS_BLOCK_END(gs_reference_global_push)
+
+/* reference/scan_blocked.comp. */
+GS_BLOCK_BEGIN(gs_reference_blocked_push)
+  GS_ADDRESS data_in;
+  GS_ADDRESS data_out;
+  GS_ADDRESS sums;
+  GS_U32 n;
+  GS_U32 mode;
+  GS_U32 inclusive;
+  GS_U32 no_offsets;
+GS_BLOCK_END(gs_reference_blocked_push)
+
+#endif

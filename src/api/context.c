@@ -1,0 +1,214 @@
+/* The public API's first tier: versions, errors, types, devices and contexts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "io/output.h"
+#include "prim/keys.h"
+#include "util/error.h"
+
+unsigned gpusort_version_number(void) { return GPUSORT_VERSION_NUMBER; }
+const char *gpusort_version_string(void) { return GPUSORT_VERSION_STRING; }
+
+int gpusort_status_class(int status) {
+  if (status >= 10 && status < 20) return GPUSORT_ERROR_RUNTIME;
+  if (status >= 20 && status < 30) return GPUSORT_ERROR_USAGE;
+  if (status >= 30 && status < 40) return GPUSORT_ERROR_VERIFY;
+  return status >= 0 && status <= 3 ? status : GPUSORT_ERROR_RUNTIME;
+}
+
+const char *gpusort_status_name(int status) {
+  switch (status) {
+  case GPUSORT_OK: return "GPUSORT_OK";
+  case GPUSORT_ERROR_RUNTIME: return "GPUSORT_ERROR_RUNTIME";
+  case GPUSORT_ERROR_USAGE: return "GPUSORT_ERROR_USAGE";
+  case GPUSORT_ERROR_VERIFY: return "GPUSORT_ERROR_VERIFY";
+  case GPUSORT_ERROR_NO_DEVICE: return "GPUSORT_ERROR_NO_DEVICE";
+  case GPUSORT_ERROR_OUT_OF_MEMORY: return "GPUSORT_ERROR_OUT_OF_MEMORY";
+  case GPUSORT_ERROR_IO: return "GPUSORT_ERROR_IO";
+  case GPUSORT_ERROR_TOO_LARGE: return "GPUSORT_ERROR_TOO_LARGE";
+  case GPUSORT_ERROR_GPU_STALL: return "GPUSORT_ERROR_GPU_STALL";
+  case GPUSORT_ERROR_BAD_INPUT: return "GPUSORT_ERROR_BAD_INPUT";
+  case GPUSORT_ERROR_OUTPUT_EXISTS: return "GPUSORT_ERROR_OUTPUT_EXISTS";
+  case GPUSORT_ERROR_OUTPUT_IS_INPUT: return "GPUSORT_ERROR_OUTPUT_IS_INPUT";
+  case GPUSORT_ERROR_OUTPUT_IS_TERMINAL: return "GPUSORT_ERROR_OUTPUT_IS_TERMINAL";
+  case GPUSORT_ERROR_NO_SUCH_DEVICE: return "GPUSORT_ERROR_NO_SUCH_DEVICE";
+  case GPUSORT_ERROR_NOT_SORTED: return "GPUSORT_ERROR_NOT_SORTED";
+  default: return "unknown status";
+  }
+}
+
+const char *gpusort_last_error(void) { return gs_last_error(); }
+
+const char *gpusort_type_name(gpusort_type type) {
+  gs_key_type t;
+  return gs_key_type_from_public(type, &t) == 0 ? gs_key_info_of(t)->name : NULL;
+}
+
+int gpusort_type_from_name(const char *name, gpusort_type *type) {
+  gs_key_type t;
+  if (!name || !type) return gs_fail(GPUSORT_ERROR_USAGE, "gpusort_type_from_name: NULL argument");
+  if (gs_key_type_from_name(name, &t) != 0)
+    return gs_fail(GPUSORT_ERROR_USAGE, "unknown type '%s' (types: %s)", name, gs_key_type_names());
+  *type = (gpusort_type)gs_key_type_to_public(t);
+  return GPUSORT_OK;
+}
+
+size_t gpusort_type_size(gpusort_type type) {
+  gs_key_type t;
+  return gs_key_type_from_public(type, &t) == 0 ? gs_key_info_of(t)->bytes : 0;
+}
+
+const char *gpusort_stage_name(gpusort_stage stage) {
+  static const char *const names[GPUSORT_STAGE_COUNT] = {
+      "open", "setup", "read", "upload", "sort", "scan", "reduce", "gather", "download", "write", "assemble",
+      "verify", "check", "generate"};
+  return (unsigned)stage < GPUSORT_STAGE_COUNT ? names[stage] : NULL;
+}
+
+const char *gpusort_device_type_name(gpusort_device_type type) {
+  switch (type) {
+  case GPUSORT_DEVICE_DISCRETE: return "discrete";
+  case GPUSORT_DEVICE_INTEGRATED: return "integrated";
+  case GPUSORT_DEVICE_VIRTUAL: return "virtual";
+  case GPUSORT_DEVICE_CPU: return "cpu";
+  default: return "other";
+  }
+}
+
+void gpusort_remove_temporary_files(void) { gs_remove_temporary_files(); }
+
+int gs_api_copy_in(void *full, size_t size, const void *user, size_t oldest, const char *what) {
+  memset(full, 0, size);
+  const uint32_t user_size = *(const uint32_t *)user;
+  if (user_size < oldest)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: struct_size is %u; initialize it with its _INIT macro", what, user_size);
+  memcpy(full, user, user_size < size ? user_size : size);
+  for (size_t i = size; i < user_size; i++)
+    if (((const unsigned char *)user)[i])
+      return gs_fail(GPUSORT_ERROR_USAGE, "%s sets fields that this version of libgpusort (%s) does not know", what,
+                     GPUSORT_VERSION_STRING);
+  *(uint32_t *)full = (uint32_t)size;
+  return GPUSORT_OK;
+}
+
+int gs_api_copy_out(void *user, const void *full, size_t size, const char *what) {
+  const uint32_t user_size = *(const uint32_t *)user;
+  if (user_size < sizeof(uint32_t))
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: struct_size is %u; initialize it with its _INIT macro", what, user_size);
+  memcpy((unsigned char *)user + sizeof(uint32_t), (const unsigned char *)full + sizeof(uint32_t),
+         (user_size < size ? user_size : size) - sizeof(uint32_t));
+  return GPUSORT_OK;
+}
+
+int gs_api_check_flags(uint32_t flags, uint32_t allowed, const char *call) {
+  if (flags & ~allowed)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: flags 0x%x do not apply to it", call, flags & ~allowed);
+  return GPUSORT_OK;
+}
+
+/* ---- Devices ---- */
+
+static gpusort_device_type public_type(VkPhysicalDeviceType type) {
+  switch (type) {
+  case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return GPUSORT_DEVICE_DISCRETE;
+  case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return GPUSORT_DEVICE_INTEGRATED;
+  case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return GPUSORT_DEVICE_VIRTUAL;
+  case VK_PHYSICAL_DEVICE_TYPE_CPU: return GPUSORT_DEVICE_CPU;
+  default: return GPUSORT_DEVICE_OTHER;
+  }
+}
+
+static void describe(const gs_device_info *d, bool is_default, gpusort_device_info *out) {
+  gs_device_config config;
+  gs_device_config_choose(d, &config);
+  memset(out, 0, sizeof *out);
+  out->struct_size = sizeof *out;
+  out->index = d->index;
+  out->type = public_type(d->type);
+  out->usable = d->unusable[0] == '\0';
+  out->is_default = is_default;
+  out->vendor_id = d->vendor_id;
+  out->device_id = d->device_id;
+  out->api_version = d->api_version;
+  out->subgroup_size = config.subgroup_size;
+  out->memory_bytes = d->device_local_bytes;
+  out->max_buffer_bytes = d->max_data_buffer;
+  snprintf(out->name, sizeof out->name, "%s", d->name);
+  snprintf(out->driver, sizeof out->driver, "%.511s", d->driver);
+  snprintf(out->unusable_reason, sizeof out->unusable_reason, "%s", d->unusable);
+  snprintf(out->preset, sizeof out->preset, "%s", config.preset);
+  out->sort_workgroup_size = config.sort_workgroup_size;
+  out->sort_keys_per_invocation = config.sort_keys_per_thread;
+  out->sort_keys_per_invocation_wide = config.sort_keys_per_thread_wide;
+  out->scan_workgroup_size = config.scan_workgroup_size;
+  out->scan_rows = config.scan_rows;
+  out->lookback_spin_limit = config.lookback_spin;
+}
+
+int gpusort_list_devices(gpusort_device_info *infos, uint32_t capacity, uint32_t *count) {
+  if (!count || (capacity && !infos)) return gs_fail(GPUSORT_ERROR_USAGE, "gpusort_list_devices: NULL argument");
+  const uint32_t stride = capacity ? infos[0].struct_size : 0;
+  if (capacity && stride < sizeof(uint32_t))
+    return gs_fail(GPUSORT_ERROR_USAGE, "gpusort_list_devices: infos[0].struct_size is %u; initialize it with "
+                                        "GPUSORT_DEVICE_INFO_INIT", stride);
+  gs_device_info *found = NULL;
+  uint32_t n = 0;
+  int rc = gs_device_list(&found, &n);
+  if (rc) return rc;
+  const int chosen = gs_device_default_index(found, n);
+  for (uint32_t i = 0; i < n && i < capacity; i++) {
+    gpusort_device_info full;
+    describe(&found[i], (int)i == chosen, &full);
+    gpusort_device_info *slot = (gpusort_device_info *)((unsigned char *)infos + (size_t)i * stride);
+    slot->struct_size = stride;
+    gs_api_copy_out(slot, &full, sizeof full, "gpusort_device_info");
+  }
+  *count = n;
+  free(found);
+  return GPUSORT_OK;
+}
+
+/* ---- Contexts ---- */
+
+int gpusort_open(gpusort_context **ctx, const gpusort_context_params *params) {
+  if (!ctx) return gs_fail(GPUSORT_ERROR_USAGE, "gpusort_open: NULL context pointer");
+  *ctx = NULL;
+  gpusort_context_params p = GPUSORT_CONTEXT_PARAMS_INIT;
+  int rc;
+  if (params && (rc = gs_api_copy_in(&p, sizeof p, params, sizeof p, "gpusort_context_params"))) return rc;
+  if ((rc = gs_api_check_flags(p.flags, GPUSORT_OPEN_DEFERRED, "gpusort_open"))) return rc;
+  if (p.device < -1) return gs_fail(GPUSORT_ERROR_USAGE, "gpusort_open: device %d is not an index", (int)p.device);
+  if (!(p.timeout_seconds >= 0) || p.timeout_seconds > 1e6)
+    return gs_fail(GPUSORT_ERROR_USAGE, "gpusort_open: a timeout of %g s is not a positive number of seconds",
+                   p.timeout_seconds);
+  gpusort_context *c = calloc(1, sizeof *c);
+  if (!c) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
+  gs_context_init(&c->job, p.device, p.timeout_seconds, p.memory_budget);
+  if (!(p.flags & GPUSORT_OPEN_DEFERRED) && (rc = gs_context_device(&c->job, NULL, NULL))) {
+    gs_context_close(&c->job);
+    free(c);
+    return rc;
+  }
+  *ctx = c;
+  return GPUSORT_OK;
+}
+
+void gpusort_close(gpusort_context *ctx) {
+  if (!ctx) return;
+  gs_context_close(&ctx->job);
+  free(ctx);
+}
+
+int gpusort_context_device(gpusort_context *ctx, gpusort_device_info *info) {
+  if (!ctx || !info) return gs_fail(GPUSORT_ERROR_USAGE, "gpusort_context_device: NULL argument");
+  int rc = gs_context_device(&ctx->job, NULL, NULL);
+  if (rc) return rc;
+  gpusort_device_info full;
+  describe(&ctx->job.dev.info, false, &full);
+  /* what this context runs with (a GPUSORT_* knob or the preset) */
+  full.subgroup_size = ctx->job.dev.subgroup_size;
+  full.index = ctx->job.dev.info.index;
+  return gs_api_copy_out(info, &full, sizeof full, "gpusort_device_info");
+}

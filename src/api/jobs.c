@@ -1,0 +1,331 @@
+/* The public API's second tier: jobs on arrays and files, and the benchmarks. Each entry
+ * point checks its arguments, turns them into the internal forms and runs the job. */
+#include <string.h>
+
+#include "api/api.h"
+#include "io/datagen.h"
+#include "job/bench.h"
+#include "job/jobs.h"
+#include "util/error.h"
+
+static int need(const void *p, const char *call, const char *what) {
+  return p ? GPUSORT_OK : gs_fail(GPUSORT_ERROR_USAGE, "%s: %s is NULL", call, what);
+}
+
+/* A data pointer may be NULL only for no records. */
+static int need_data(const void *p, uint64_t count, const char *call, const char *what) {
+  return p || count == 0 ? GPUSORT_OK : gs_fail(GPUSORT_ERROR_USAGE, "%s: %s is NULL", call, what);
+}
+
+static int check_report(const gpusort_report *report, const char *call) {
+  if (report && report->struct_size < sizeof(uint32_t))
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: report->struct_size is %u; initialize it with GPUSORT_REPORT_INIT", call,
+                   report->struct_size);
+  return GPUSORT_OK;
+}
+
+static int give_report(gpusort_report *user, const gpusort_report *full, int rc) {
+  if (rc == GPUSORT_OK && user) gs_api_copy_out(user, full, sizeof *full, "gpusort_report");
+  return rc;
+}
+
+static int layout_in(const gpusort_layout *user, const char *call, gs_layout *layout) {
+  gpusort_layout full;
+  int rc = need(user, call, "layout");
+  if (!rc) rc = gs_api_copy_in(&full, sizeof full, user, sizeof full, "gpusort_layout");
+  return rc ? rc : gs_layout_from_public(&full, layout);
+}
+
+/* A sort request from a layout and options; `allowed` says which flags the call takes. */
+static int sort_request(const gpusort_layout *layout, const gpusort_sort_options *user, uint32_t allowed,
+                        const char *call, gs_sort_request *r, uint32_t *flags) {
+  gpusort_sort_options o = GPUSORT_SORT_OPTIONS_INIT;
+  memset(r, 0, sizeof *r);
+  int rc = layout_in(layout, call, &r->layout);
+  if (!rc && user) rc = gs_api_copy_in(&o, sizeof o, user, sizeof o, "gpusort_sort_options");
+  if (!rc) rc = gs_api_check_flags(o.flags, allowed, call);
+  if (rc) return rc;
+  const unsigned key_bits = gs_key_info_of(r->layout.key)->bytes * 8;
+  if ((o.begin_bit || o.end_bit) && !(o.begin_bit < o.end_bit && o.end_bit <= key_bits))
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: bit range %u:%u is empty or does not fit %u-bit keys", call, o.begin_bit,
+                   o.end_bit, key_bits);
+  r->descending = o.flags & GPUSORT_DESCENDING;
+  r->verify = o.flags & GPUSORT_VERIFY;
+  r->begin_bit = o.begin_bit;
+  r->end_bit = o.end_bit;
+  *flags = o.flags;
+  return GPUSORT_OK;
+}
+
+static int index_bytes(gpusort_type type, const char *call, unsigned *bytes) {
+  switch (type) {
+  case GPUSORT_TYPE_NONE: *bytes = 0; return GPUSORT_OK; /* chosen by the count */
+  case GPUSORT_U32: *bytes = 4; return GPUSORT_OK;
+  case GPUSORT_U64: *bytes = 8; return GPUSORT_OK;
+  default: return gs_fail(GPUSORT_ERROR_USAGE, "%s: indices are u32 or u64, not %s", call, gpusort_type_name(type));
+  }
+}
+
+int gs_api_scan_config(const gpusort_scan_options *user, uint32_t allowed, bool reduce, const char *call,
+                       gs_scan_config *c, uint32_t *flags) {
+  gpusort_scan_options o;
+  int rc = need(user, call, "options");
+  if (!rc) rc = gs_api_copy_in(&o, sizeof o, user, sizeof o, "gpusort_scan_options");
+  if (!rc) rc = gs_api_check_flags(o.flags, allowed, call);
+  if (rc) return rc;
+  memset(c, 0, sizeof *c);
+  if (gs_key_type_from_public(o.type, &c->input) != 0)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: the options name no valid element type (%d)", call, (int)o.type);
+  if (o.acc == GPUSORT_TYPE_NONE)
+    c->acc = c->input;
+  else if (gs_key_type_from_public(o.acc, &c->acc) != 0)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: the accumulator type (%d) is not a type", call, (int)o.acc);
+  if ((unsigned)o.op > GPUSORT_MAX || (unsigned)o.algo > GPUSORT_SCAN_REDUCE_THEN_SCAN)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: unknown operator (%d) or algorithm (%d)", call, (int)o.op, (int)o.algo);
+  c->op = (gs_scan_op)o.op;
+  c->inclusive = !(o.flags & GPUSORT_EXCLUSIVE);
+  c->reduce_only = reduce;
+  if ((rc = gs_scan_check_config(NULL, c))) return rc;
+  /* Float sums depend on the association order: reduce-then-scan fixes it (their default);
+   * the look-back scan is faster and may differ in the last bits from run to run. */
+  const bool float_sum = c->op == GS_SCAN_SUM && gs_key_info_of(c->acc)->kind == GS_KEY_KIND_FLOAT;
+  c->algo = o.algo == GPUSORT_SCAN_LOOKBACK            ? GS_SCAN_LOOKBACK
+            : o.algo == GPUSORT_SCAN_REDUCE_THEN_SCAN ? GS_SCAN_REDUCE_THEN_SCAN
+            : float_sum                               ? GS_SCAN_REDUCE_THEN_SCAN
+                                                      : GS_SCAN_LOOKBACK;
+  if ((o.flags & GPUSORT_DETERMINISTIC) && float_sum && c->algo == GS_SCAN_LOOKBACK && !reduce)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: deterministic float sums need the reduce-then-scan algorithm (the "
+                                        "look-back scan's association order varies between runs)", call);
+  *flags = o.flags;
+  return GPUSORT_OK;
+}
+
+static gs_file_flags file_flags(uint32_t flags) {
+  return (gs_file_flags){.overwrite = flags & GPUSORT_OVERWRITE, .sync = flags & GPUSORT_SYNC};
+}
+
+/* ---- Arrays ---- */
+
+static bool overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes) {
+  const unsigned char *x = a, *y = b;
+  return a_bytes && b_bytes && x < y + b_bytes && y < x + a_bytes;
+}
+
+int gpusort_sort(gpusort_context *ctx, const void *input, void *output, uint64_t count, const gpusort_layout *layout,
+                 const gpusort_sort_options *options) {
+  static const char call[] = "gpusort_sort";
+  gs_sort_request r;
+  uint32_t flags = 0;
+  int rc;
+  if ((rc = need(ctx, call, "the context")) || (rc = need_data(input, count, call, "input")) ||
+      (rc = need_data(output, count, call, "output")) ||
+      (rc = sort_request(layout, options, GPUSORT_DESCENDING | GPUSORT_VERIFY, call, &r, &flags)))
+    return rc;
+  const size_t bytes = count * r.layout.record_bytes;
+  if (input != output && overlap(input, bytes, output, bytes))
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: output overlaps input (give the same pointer to sort in place)", call);
+  return gs_array_sort(&ctx->job, input, output, count, &r);
+}
+
+int gpusort_argsort(gpusort_context *ctx, const void *input, uint64_t count, const gpusort_layout *layout,
+                    gpusort_type index_type, void *indices, const gpusort_sort_options *options) {
+  static const char call[] = "gpusort_argsort";
+  gs_sort_request r;
+  uint32_t flags = 0;
+  int rc;
+  if ((rc = need(ctx, call, "the context")) || (rc = need_data(input, count, call, "input")) ||
+      (rc = need_data(indices, count, call, "indices")) ||
+      (rc = sort_request(layout, options, GPUSORT_DESCENDING | GPUSORT_VERIFY, call, &r, &flags)) ||
+      (rc = index_bytes(index_type, call, &r.index_bytes)))
+    return rc;
+  r.argsort = true;
+  if (r.index_bytes == 4 && count > UINT32_MAX)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: %llu records need u64 indices", call, (unsigned long long)count);
+  const size_t index_size = r.index_bytes ? r.index_bytes : count < (1ull << 32) ? 4 : 8;
+  if (overlap(input, count * r.layout.record_bytes, indices, count * index_size))
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: indices overlap the input", call);
+  return gs_array_sort(&ctx->job, input, indices, count, &r);
+}
+
+int gpusort_scan(gpusort_context *ctx, const void *input, void *output, uint64_t count,
+                 const gpusort_scan_options *options) {
+  static const char call[] = "gpusort_scan";
+  gs_scan_config c;
+  uint32_t flags = 0;
+  int rc;
+  if ((rc = need(ctx, call, "the context")) || (rc = need_data(input, count, call, "input")) ||
+      (rc = need_data(output, count, call, "output")) ||
+      (rc = gs_api_scan_config(options, GPUSORT_EXCLUSIVE | GPUSORT_DETERMINISTIC, false, call, &c, &flags)))
+    return rc;
+  const size_t in_bytes = count * gs_key_info_of(c.input)->bytes, out_bytes = count * gs_key_info_of(c.acc)->bytes;
+  if (input != output && overlap(input, in_bytes, output, out_bytes))
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: output overlaps input (give the same pointer to scan in place)", call);
+  return gs_array_scan(&ctx->job, input, output, count, &c);
+}
+
+int gpusort_reduce(gpusort_context *ctx, const void *input, uint64_t count, const gpusort_scan_options *options,
+                   void *result) {
+  static const char call[] = "gpusort_reduce";
+  gs_scan_config c;
+  uint32_t flags = 0;
+  int rc;
+  if ((rc = need(ctx, call, "the context")) || (rc = need_data(input, count, call, "input")) ||
+      (rc = need(result, call, "result")) ||
+      (rc = gs_api_scan_config(options, GPUSORT_DETERMINISTIC, true, call, &c, &flags)))
+    return rc;
+  return gs_array_scan(&ctx->job, input, result, count, &c);
+}
+
+/* ---- Files ---- */
+
+static int file_sort(gpusort_context *ctx, const char *input, const char *output, const gpusort_layout *layout,
+                     bool argsort, gpusort_type index_type, const gpusort_sort_options *options,
+                     gpusort_report *report, const char *call) {
+  gs_sort_request r;
+  uint32_t flags = 0;
+  int rc;
+  if ((rc = need(ctx, call, "the context")) || (rc = need(input, call, "input")) ||
+      (rc = need(output, call, "output")) || (rc = check_report(report, call)) ||
+      (rc = sort_request(layout, options, GPUSORT_DESCENDING | GPUSORT_VERIFY | GPUSORT_OVERWRITE | GPUSORT_SYNC,
+                         call, &r, &flags)) ||
+      (argsort && (rc = index_bytes(index_type, call, &r.index_bytes))))
+    return rc;
+  r.argsort = argsort;
+  gpusort_report full = GPUSORT_REPORT_INIT;
+  return give_report(report, &full, gs_file_sort(&ctx->job, input, output, &r, file_flags(flags), &full));
+}
+
+int gpusort_sort_file(gpusort_context *ctx, const char *input, const char *output, const gpusort_layout *layout,
+                      const gpusort_sort_options *options, gpusort_report *report) {
+  return file_sort(ctx, input, output, layout, false, GPUSORT_TYPE_NONE, options, report, "gpusort_sort_file");
+}
+
+int gpusort_argsort_file(gpusort_context *ctx, const char *input, const char *output, const gpusort_layout *layout,
+                         gpusort_type index_type, const gpusort_sort_options *options, gpusort_report *report) {
+  return file_sort(ctx, input, output, layout, true, index_type, options, report, "gpusort_argsort_file");
+}
+
+int gpusort_scan_file(gpusort_context *ctx, const char *input, const char *output, const gpusort_scan_options *options,
+                      gpusort_report *report) {
+  static const char call[] = "gpusort_scan_file";
+  gs_scan_config c;
+  uint32_t flags = 0;
+  int rc;
+  if ((rc = need(ctx, call, "the context")) || (rc = need(input, call, "input")) ||
+      (rc = need(output, call, "output")) || (rc = check_report(report, call)) ||
+      (rc = gs_api_scan_config(options, GPUSORT_EXCLUSIVE | GPUSORT_DETERMINISTIC | GPUSORT_OVERWRITE | GPUSORT_SYNC, false,
+                        call, &c, &flags)))
+    return rc;
+  gpusort_report full = GPUSORT_REPORT_INIT;
+  return give_report(report, &full, gs_file_scan(&ctx->job, input, output, &c, file_flags(flags), &full));
+}
+
+int gpusort_reduce_file(gpusort_context *ctx, const char *input, const gpusort_scan_options *options, void *result,
+                        gpusort_report *report) {
+  static const char call[] = "gpusort_reduce_file";
+  gs_scan_config c;
+  uint32_t flags = 0;
+  int rc;
+  if ((rc = need(ctx, call, "the context")) || (rc = need(input, call, "input")) ||
+      (rc = need(result, call, "result")) || (rc = check_report(report, call)) ||
+      (rc = gs_api_scan_config(options, GPUSORT_DETERMINISTIC, true, call, &c, &flags)))
+    return rc;
+  gpusort_report full = GPUSORT_REPORT_INIT;
+  return give_report(report, &full, gs_file_reduce(&ctx->job, input, &c, result, &full));
+}
+
+int gpusort_check_file(gpusort_context *ctx, const char *input, const gpusort_layout *layout,
+                       const gpusort_sort_options *options, gpusort_report *report) {
+  static const char call[] = "gpusort_check_file";
+  (void)ctx; /* host only */
+  gs_sort_request r;
+  uint32_t flags = 0;
+  int rc;
+  if ((rc = need(input, call, "input")) || (rc = check_report(report, call)) ||
+      (rc = sort_request(layout, options, GPUSORT_DESCENDING, call, &r, &flags)))
+    return rc;
+  gpusort_report full = GPUSORT_REPORT_INIT;
+  return give_report(report, &full, gs_file_check(input, &r.layout, r.descending, r.begin_bit, r.end_bit, &full));
+}
+
+/* Generation options: the count, the parsed distribution, the seed and the flags. */
+static int generate_options(const gpusort_generate_options *user, uint32_t allowed, const char *call,
+                            gpusort_generate_options *o, gs_dist *dist) {
+  int rc = need(user, call, "options");
+  if (!rc) rc = gs_api_copy_in(o, sizeof *o, user, sizeof *o, "gpusort_generate_options");
+  if (!rc) rc = gs_api_check_flags(o->flags, allowed, call);
+  if (rc) return rc;
+  if (gs_dist_parse(o->distribution ? o->distribution : "uniform", dist) != 0)
+    return gs_fail(GPUSORT_ERROR_USAGE, "unknown distribution '%s' (distributions: %s)", o->distribution,
+                   gs_dist_names());
+  return GPUSORT_OK;
+}
+
+int gpusort_generate(const gpusort_layout *layout, const gpusort_generate_options *options, uint64_t first,
+                     uint64_t count_here, void *records) {
+  static const char call[] = "gpusort_generate";
+  gs_layout l;
+  gpusort_generate_options o;
+  gs_dist dist;
+  int rc;
+  if ((rc = layout_in(layout, call, &l)) || (rc = generate_options(options, 0, call, &o, &dist)) ||
+      (rc = need_data(records, count_here, call, "records")))
+    return rc;
+  if (first > o.count || count_here > o.count - first)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: records %llu to %llu are outside the %llu of the data set", call,
+                   (unsigned long long)first, (unsigned long long)(first + count_here), (unsigned long long)o.count);
+  gs_generate_records(&l, dist, o.seed, o.count, first, count_here, records);
+  return GPUSORT_OK;
+}
+
+int gpusort_generate_file(gpusort_context *ctx, const char *output, const gpusort_layout *layout,
+                          const gpusort_generate_options *options, gpusort_report *report) {
+  static const char call[] = "gpusort_generate_file";
+  (void)ctx; /* host only */
+  gs_layout l;
+  gpusort_generate_options o;
+  gs_dist dist;
+  int rc;
+  if ((rc = need(output, call, "output")) || (rc = check_report(report, call)) || (rc = layout_in(layout, call, &l)) ||
+      (rc = generate_options(options, GPUSORT_OVERWRITE | GPUSORT_SYNC, call, &o, &dist)))
+    return rc;
+  gpusort_report full = GPUSORT_REPORT_INIT;
+  return give_report(report, &full, gs_file_generate(output, &l, dist, o.seed, o.count, file_flags(o.flags), &full));
+}
+
+/* ---- Benchmarks ---- */
+
+static int bench_reps(uint32_t reps, const char *call) {
+  return reps >= 1 && reps <= 255 ? GPUSORT_OK
+                                  : gs_fail(GPUSORT_ERROR_USAGE, "%s: %u repetitions: give 1 to 255", call, reps);
+}
+
+int gpusort_bench_sort(gpusort_context *ctx, const gpusort_layout *layout, uint64_t count, uint32_t reps,
+                       gpusort_bench_result *result) {
+  static const char call[] = "gpusort_bench_sort";
+  gs_layout l;
+  int rc;
+  if ((rc = need(ctx, call, "the context")) || (rc = need(result, call, "result")) ||
+      (rc = layout_in(layout, call, &l)) || (rc = bench_reps(reps, call)))
+    return rc;
+  if (l.kind == GS_LAYOUT_RECORDS)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: benchmarks sort keys or pairs, not records", call);
+  if ((rc = gs_context_device(&ctx->job, NULL, NULL))) return rc;
+  gpusort_bench_result full = GPUSORT_BENCH_RESULT_INIT;
+  rc = gs_bench_sort(&ctx->job, &l, count, reps, &full);
+  if (rc == GPUSORT_OK || rc == GPUSORT_ERROR_VERIFY) gs_api_copy_out(result, &full, sizeof full, "gpusort_bench_result");
+  return rc;
+}
+
+int gpusort_bench_scans(gpusort_context *ctx, uint64_t count, uint32_t reps, gpusort_bench_scan_result *result) {
+  static const char call[] = "gpusort_bench_scans";
+  int rc;
+  if ((rc = need(ctx, call, "the context")) || (rc = need(result, call, "result")) || (rc = bench_reps(reps, call)) ||
+      (rc = gs_context_device(&ctx->job, NULL, NULL)))
+    return rc;
+  gpusort_bench_scan_result full = GPUSORT_BENCH_SCAN_RESULT_INIT;
+  rc = gs_bench_scans(&ctx->job, count, reps, &full);
+  if (rc == GPUSORT_OK || rc == GPUSORT_ERROR_VERIFY)
+    gs_api_copy_out(result, &full, sizeof full, "gpusort_bench_scan_result");
+  return rc;
+}

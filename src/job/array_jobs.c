@@ -1,0 +1,53 @@
+/* Jobs on host arrays: the engines with memory as their source and sink. */
+#include <string.h>
+
+#include "job/jobs.h"
+#include "util/error.h"
+
+typedef struct {
+  unsigned char *cursor;
+} memory_sink;
+
+static int copy_out(void *ctx, const void *data, size_t bytes) {
+  memory_sink *m = ctx;
+  memcpy(m->cursor, data, bytes);
+  m->cursor += bytes;
+  return GPUSORT_OK;
+}
+
+static int device_or_fail(gs_context *c) { return gs_context_device(c, NULL, NULL); }
+
+int gs_array_sort(gs_context *c, const void *input, void *output, uint64_t n, gs_sort_request *r) {
+  int rc = device_or_fail(c);
+  if (rc) return rc;
+  const uint64_t max = gs_sort_engine_max_records(c, r);
+  if (n > max)
+    return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%llu records; %s can sort at most %llu of them in one buffer",
+                   (unsigned long long)n, c->dev.info.name, (unsigned long long)max);
+  if (r->argsort && !r->index_bytes) r->index_bytes = n < (1ull << 32) ? 4 : 8;
+  r->input_may_change = !r->argsort && output == input;
+  gs_sort_engine e;
+  memory_sink sink = {output};
+  rc = gs_sort_engine_run(&e, c, r, input, n);
+  if (!rc) rc = gs_sort_engine_emit(&e, r->verify, copy_out, &sink);
+  if (!rc && r->verify) rc = gs_sort_engine_verdict(&e);
+  gs_sort_engine_free(&e);
+  return rc;
+}
+
+int gs_array_scan(gs_context *c, const void *input, void *output, uint64_t n, const gs_scan_config *config) {
+  int rc = device_or_fail(c);
+  if (rc) return rc;
+  const uint64_t max = gs_scan_engine_max_elements(c, config);
+  if (n > max)
+    return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%llu elements; %s can scan at most %llu of them in one buffer",
+                   (unsigned long long)n, c->dev.info.name, (unsigned long long)max);
+  if (config->reduce_only && n == 0 && config->op != GS_SCAN_SUM)
+    return gs_fail(GPUSORT_ERROR_BAD_INPUT, "the %s of no elements is undefined", gs_scan_op_name(config->op));
+  gs_scan_engine e;
+  memory_sink sink = {output};
+  rc = gs_scan_engine_run(&e, c, config, input, n);
+  if (!rc) rc = gs_scan_engine_emit(&e, copy_out, &sink);
+  gs_scan_engine_free(&e);
+  return rc;
+}

@@ -1,0 +1,149 @@
+#include "job/context.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "util/clock.h"
+#include "util/error.h"
+#include "util/parallel.h"
+
+void gs_context_init(gs_context *c, int device_index, double timeout_seconds, uint64_t budget) {
+  memset(c, 0, sizeof *c);
+  c->device_index = device_index;
+  c->timeout_seconds = timeout_seconds > 0 ? timeout_seconds : 60;
+  c->budget_request = budget;
+}
+
+typedef struct {
+  gs_context *c;
+  int status;
+  char error[1024];
+} open_task;
+
+/* Select the device, let its configuration choose the subgroup size, create it. */
+static void open_device(void *arg) {
+  open_task *t = arg;
+  gs_context *c = t->c;
+  t->status = gs_device_select(&c->dev, c->device_index);
+  if (!t->status) {
+    gs_device_config_choose(&c->dev.info, &c->config);
+    t->status = gs_device_create(&c->dev, c->config.subgroup_size);
+  }
+  if (!t->status) t->status = gs_memops_create(&c->dev, &c->memops);
+  if (t->status) snprintf(t->error, sizeof t->error, "%s", gs_last_error()); /* errors are per thread */
+}
+
+int gs_context_device(gs_context *c, void (*meanwhile)(void *), void *arg) {
+  if (c->opened) {
+    if (meanwhile) meanwhile(arg);
+    if (c->dev.wedged)
+      return gs_fail(GPUSORT_ERROR_GPU_STALL, "the device stalled or was lost in an earlier job; close this context");
+    return GPUSORT_OK;
+  }
+  const double start = gs_now();
+  open_task opening = {c, GPUSORT_OK, ""};
+  if (meanwhile)
+    gs_run_both(open_device, &opening, meanwhile, arg);
+  else
+    open_device(&opening);
+  if (opening.status) {
+    gs_memops_destroy(&c->dev, &c->memops);
+    gs_device_close(&c->dev);
+    return gs_fail(opening.status, "%s", opening.error);
+  }
+  c->dev.timeout_ns = (uint64_t)(c->timeout_seconds * 1e9);
+  c->budget = c->budget_request ? c->budget_request : c->dev.info.device_local_bytes / 4 * 3;
+  c->opened = true;
+  c->open_seconds = gs_now() - start;
+  return GPUSORT_OK;
+}
+
+void gs_context_close(gs_context *c) {
+  if (c->opened) {
+    for (unsigned i = 0; i < c->sorter_count; i++) gs_radix_sort_destroy(&c->sorters[i].sorter);
+    for (unsigned i = 0; i < c->scan_count; i++) gs_scan_destroy(&c->scans[i].scan);
+    if (c->have_gather) gs_gather_destroy(&c->gather);
+    gs_memops_destroy(&c->dev, &c->memops);
+    gs_device_close(&c->dev);
+  }
+  memset(c, 0, sizeof *c);
+}
+
+static bool same_sorter(const gs_radix_sort_config *a, const gs_radix_sort_config *b) {
+  return a->key == b->key && a->descending == b->descending && a->value_bytes == b->value_bytes;
+}
+
+static bool same_scan(const gs_scan_config *a, const gs_scan_config *b) {
+  return a->input == b->input && a->acc == b->acc && a->op == b->op && a->inclusive == b->inclusive &&
+         a->algo == b->algo && a->reduce_only == b->reduce_only;
+}
+
+int gs_context_sorter(gs_context *c, const gs_radix_sort_config *config, const gs_radix_sort **sorter) {
+  for (unsigned i = 0; i < c->sorter_count; i++) {
+    if (same_sorter(&c->sorters[i].config, config)) {
+      *sorter = &c->sorters[i].sorter;
+      return GPUSORT_OK;
+    }
+  }
+  unsigned slot = c->sorter_count < GS_CONTEXT_CACHED ? c->sorter_count : c->sorter_next;
+  if (slot < c->sorter_count) gs_radix_sort_destroy(&c->sorters[slot].sorter); /* the oldest */
+  int rc = gs_radix_sort_create(&c->dev, &c->memops, &c->config, config, &c->sorters[slot].sorter);
+  if (rc) {
+    gs_radix_sort_destroy(&c->sorters[slot].sorter);
+    if (slot < c->sorter_count) c->sorters[slot] = c->sorters[--c->sorter_count]; /* keep the table dense */
+    return rc;
+  }
+  c->sorters[slot].config = *config;
+  if (slot == c->sorter_count) c->sorter_count++;
+  c->sorter_next = (slot + 1) % GS_CONTEXT_CACHED;
+  *sorter = &c->sorters[slot].sorter;
+  return GPUSORT_OK;
+}
+
+int gs_context_scan(gs_context *c, const gs_scan_config *config, const gs_scan **scan) {
+  for (unsigned i = 0; i < c->scan_count; i++) {
+    if (same_scan(&c->scans[i].config, config)) {
+      *scan = &c->scans[i].scan;
+      return GPUSORT_OK;
+    }
+  }
+  unsigned slot = c->scan_count < GS_CONTEXT_CACHED ? c->scan_count : c->scan_next;
+  if (slot < c->scan_count) gs_scan_destroy(&c->scans[slot].scan);
+  int rc = gs_scan_create(&c->dev, &c->memops, &c->config, config, &c->scans[slot].scan);
+  if (rc) {
+    gs_scan_destroy(&c->scans[slot].scan);
+    if (slot < c->scan_count) c->scans[slot] = c->scans[--c->scan_count];
+    return rc;
+  }
+  c->scans[slot].config = *config;
+  if (slot == c->scan_count) c->scan_count++;
+  c->scan_next = (slot + 1) % GS_CONTEXT_CACHED;
+  *scan = &c->scans[slot].scan;
+  return GPUSORT_OK;
+}
+
+int gs_context_gather(gs_context *c, const gs_gather **gather) {
+  if (!c->have_gather) {
+    int rc = gs_gather_create(&c->dev, &c->gather);
+    if (rc) {
+      gs_gather_destroy(&c->gather);
+      return rc;
+    }
+    c->have_gather = true;
+  }
+  *gather = &c->gather;
+  return GPUSORT_OK;
+}
+
+static void format_mib(char *buf, size_t size, uint64_t bytes) {
+  snprintf(buf, size, "%.1f MiB", (double)bytes / (1 << 20));
+}
+
+int gs_context_check_budget(const gs_context *c, uint64_t bytes, const char *what) {
+  if (bytes <= c->budget) return GPUSORT_OK;
+  char need[32], have[32];
+  format_mib(need, sizeof need, bytes);
+  format_mib(have, sizeof have, c->budget);
+  return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%s needs %s of device memory, more than the budget of %s", what, need,
+                 have);
+}

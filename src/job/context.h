@@ -1,0 +1,56 @@
+/* The state every job runs in: a device (opened on demand), its configuration, the memory
+ * budget, and pipelines kept for later jobs (building them is most of a small job's setup).
+ * The public gpusort_context is this struct. */
+#ifndef GS_JOB_CONTEXT_H
+#define GS_JOB_CONTEXT_H
+
+#include "prim/device_config.h"
+#include "prim/gather.h"
+#include "prim/memops.h"
+#include "prim/radix_sort.h"
+#include "prim/scan.h"
+
+enum { GS_CONTEXT_CACHED = 8 }; /* sorters and scans kept, each */
+
+typedef struct gs_context {
+  int device_index;       /* -1: the default device */
+  double timeout_seconds;
+  uint64_t budget_request; /* 0: a share of the device's memory */
+  bool opened;
+  gs_device dev;
+  gs_device_config config;
+  uint64_t budget;        /* bytes of device memory a job may use, once opened */
+  double open_seconds;    /* how long the last opening took (0 once reported) */
+  gs_memops memops;
+  gs_gather gather;
+  bool have_gather;
+  struct {
+    gs_radix_sort_config config;
+    gs_radix_sort sorter;
+  } sorters[GS_CONTEXT_CACHED];
+  unsigned sorter_count, sorter_next;
+  struct {
+    gs_scan_config config;
+    gs_scan scan;
+  } scans[GS_CONTEXT_CACHED];
+  unsigned scan_count, scan_next;
+} gs_context;
+
+void gs_context_init(gs_context *c, int device_index, double timeout_seconds, uint64_t budget);
+
+/* Opens the device unless it is open. `meanwhile` (may be NULL) runs on the calling thread
+ * while the device opens on another (opening takes hundreds of milliseconds with some
+ * drivers); it runs either way. Fails with GPU_STALL on a device that stalled earlier. */
+int gs_context_device(gs_context *c, void (*meanwhile)(void *), void *arg);
+
+void gs_context_close(gs_context *c);
+
+/* Pipelines for a configuration, built once and kept (the oldest of GS_CONTEXT_CACHED goes). */
+int gs_context_sorter(gs_context *c, const gs_radix_sort_config *config, const gs_radix_sort **sorter);
+int gs_context_scan(gs_context *c, const gs_scan_config *config, const gs_scan **scan);
+int gs_context_gather(gs_context *c, const gs_gather **gather);
+
+/* GPUSORT_ERROR_TOO_LARGE naming `what` when `bytes` of device memory exceed the budget. */
+int gs_context_check_budget(const gs_context *c, uint64_t bytes, const char *what);
+
+#endif

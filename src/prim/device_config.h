@@ -1,0 +1,25 @@
+/* The one place that chooses how gpusort runs on a device: subgroup size, tile shapes and
+ * look-back patience, from the device's vendor, driver and limits (a table of presets, as
+ * CUB keeps per-architecture policies), with a generic preset for devices not in the table.
+ * GPUSORT_* tuning knobs (src/util/knobs.h) override single values for experiments.
+ * `gpusort devices -v` prints the choice. */
+#ifndef GS_PRIM_DEVICE_CONFIG_H
+#define GS_PRIM_DEVICE_CONFIG_H
+
+#include "vk/device.h"
+
+typedef struct {
+  char preset[64];                  /* "nvidia", "lavapipe", "generic", + " (tuned by GPUSORT_*)" */
+  uint32_t subgroup_size;           /* pinned for every pipeline */
+  uint32_t sort_workgroup_size;     /* digit-binning tile: invocations ... */
+  uint32_t sort_keys_per_thread;    /* ... x keys each, for 32-bit keys and values */
+  uint32_t sort_keys_per_thread_wide; /* ... for 64-bit keys or values */
+  uint32_t scan_workgroup_size;
+  uint32_t scan_rows;               /* 16-byte vectors per invocation of a scan tile */
+  uint32_t lookback_spin;           /* polls of an empty descriptor before recounting */
+} gs_device_config;
+
+/* The configuration for a device gs_device_probe described. */
+void gs_device_config_choose(const gs_device_info *info, gs_device_config *config);
+
+#endif

@@ -1,0 +1,57 @@
+#include "util/knobs.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static gs_knobs knobs;
+static pthread_once_t knobs_once = PTHREAD_ONCE_INIT;
+
+static uint64_t number(const char *name) {
+  const char *v = getenv(name);
+  if (!v || !*v) return 0;
+  char *end;
+  unsigned long long x = strtoull(v, &end, 10);
+  return *end ? 0 : (uint64_t)x;
+}
+
+static uint32_t number32(const char *name) {
+  const uint64_t x = number(name);
+  return x > UINT32_MAX ? 0 : (uint32_t)x;
+}
+
+static bool flag(const char *name) {
+  const char *v = getenv(name);
+  return v && *v && strcmp(v, "0") != 0;
+}
+
+static bool equals(const char *name, const char *value) {
+  const char *v = getenv(name);
+  return v && strcmp(v, value) == 0;
+}
+
+static void read_knobs(void) {
+  knobs.subgroup_size = number32("GPUSORT_SUBGROUP_SIZE");
+  knobs.sort_workgroup = number32("GPUSORT_SORT_WORKGROUP");
+  knobs.sort_keys_per_thread = number32("GPUSORT_SORT_KEYS_PER_THREAD");
+  knobs.scan_workgroup = number32("GPUSORT_SCAN_WORKGROUP");
+  knobs.scan_rows = number32("GPUSORT_SCAN_ROWS");
+  knobs.lookback_spin = number32("GPUSORT_LOOKBACK_SPIN");
+  knobs.threads = number32("GPUSORT_THREADS");
+  knobs.chunk_bytes = number("GPUSORT_CHUNK_BYTES");
+  knobs.graphics_queue = equals("GPUSORT_QUEUE", "graphics");
+  knobs.max_buffer_bytes = number("GPUSORT_MAX_BINDING_BYTES");
+  knobs.max_workgroups = number32("GPUSORT_MAX_WORKGROUPS");
+  knobs.scan_split = flag("GPUSORT_SCAN_SPLIT");
+  knobs.record_gather = equals("GPUSORT_RECORD_GATHER", "host")  ? GS_GATHER_HOST
+                        : equals("GPUSORT_RECORD_GATHER", "gpu") ? GS_GATHER_GPU
+                                                                  : GS_GATHER_AUTO;
+  knobs.test_corrupt = flag("GPUSORT_TEST_CORRUPT");
+  knobs.validation = flag("GPUSORT_VALIDATION");
+  knobs.pipeline_stats = flag("GPUSORT_PIPELINE_STATS");
+}
+
+const gs_knobs *gs_knobs_get(void) {
+  pthread_once(&knobs_once, read_knobs);
+  return &knobs;
+}

@@ -1,0 +1,40 @@
+/* Every environment variable gpusort reads, read in one place, once per process.
+ *
+ * None is needed in normal use: they override the per-device configuration for tuning
+ * experiments, or push the code onto paths and limits that tests must reach on small inputs
+ * (README, "Test and tuning knobs"). A numeric knob that is unset, empty, 0 or not a number
+ * counts as unset (0 here); a flag knob is on when set to anything but "" or "0". */
+#ifndef GS_UTIL_KNOBS_H
+#define GS_UTIL_KNOBS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum { GS_GATHER_AUTO, GS_GATHER_HOST, GS_GATHER_GPU } gs_gather_choice;
+
+typedef struct {
+  /* Tuning: override the device's configuration (src/prim/device_config.c). */
+  uint32_t subgroup_size;        /* GPUSORT_SUBGROUP_SIZE */
+  uint32_t sort_workgroup;       /* GPUSORT_SORT_WORKGROUP */
+  uint32_t sort_keys_per_thread; /* GPUSORT_SORT_KEYS_PER_THREAD */
+  uint32_t scan_workgroup;       /* GPUSORT_SCAN_WORKGROUP */
+  uint32_t scan_rows;            /* GPUSORT_SCAN_ROWS */
+  uint32_t lookback_spin;        /* GPUSORT_LOOKBACK_SPIN: 1 makes every look-back wait fall back */
+  uint32_t threads;              /* GPUSORT_THREADS: host worker threads */
+  uint64_t chunk_bytes;          /* GPUSORT_CHUNK_BYTES: staging slot size */
+  bool graphics_queue;           /* GPUSORT_QUEUE=graphics: prefer the universal queue family */
+  /* Tests: limits and paths reached on small inputs. */
+  uint64_t max_buffer_bytes;     /* GPUSORT_MAX_BINDING_BYTES: largest data array of one buffer */
+  uint32_t max_workgroups;       /* GPUSORT_MAX_WORKGROUPS: dispatch limit in x (folded dispatches) */
+  bool scan_split;               /* GPUSORT_SCAN_SPLIT: split scan descriptors on every device */
+  gs_gather_choice record_gather; /* GPUSORT_RECORD_GATHER=host|gpu */
+  bool test_corrupt;             /* GPUSORT_TEST_CORRUPT: damage each sort's output (--verify tests) */
+  /* Development. */
+  bool validation;               /* GPUSORT_VALIDATION: the Khronos validation layer, any message
+                                    counted (tests fail on them) */
+  bool pipeline_stats;           /* GPUSORT_PIPELINE_STATS: print each pipeline's compiler statistics */
+} gs_knobs;
+
+const gs_knobs *gs_knobs_get(void);
+
+#endif
