@@ -6,6 +6,6 @@ sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo=sudo; fi
 $sudo apt-get update
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends \
-  gcc libc6-dev pkg-config meson ninja-build python3 \
+  gcc g++ libc6-dev pkg-config meson ninja-build python3 \
   libvulkan-dev glslc libxxhash-dev \
   mesa-vulkan-drivers vulkan-validationlayers xxhash

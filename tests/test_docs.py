@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""--help, the man page and the README must describe the same options and exit codes.
+"""--help, the man page and the README must describe the same options and exit codes; the
+library's man page gpusort(3) every public function, status code, flag and struct; the README
+every environment knob the library reads; and the header the version --version prints.
 
 usage: test_docs.py GPUSORT SOURCE_ROOT
 """
@@ -35,7 +37,7 @@ def main():
     # Every long option the man page or README documents must exist.
     for name, text in [("man page", man), ("README", readme)]:
         for opt in sorted(set(re.findall(r"(?<![\w-])--[a-z][a-z-]*[a-z]", text)) - longs):
-            if opt not in ("--print-errorlogs", "--tag", "--reconfigure"):
+            if opt not in ("--print-errorlogs", "--tag", "--reconfigure", "--cflags", "--libs", "--destdir"):
                 failures.append(f"{opt} is in the {name} but not in --help")
 
     # Exit codes: each of 0..3 with the same key words everywhere.
@@ -53,10 +55,46 @@ def main():
                 if w.lower() not in text:
                     failures.append(f"exit status {code} in the {name} does not mention '{w}'")
 
+    failures += library_docs(root, help_text, gpusort)
+
     for f in failures:
         print("FAIL:", f)
     print(f"{0 if failures else 1} passed, {1 if failures else 0} failed")
     return 1 if failures else 0
+
+
+def library_docs(root, help_text, gpusort):
+    """gpusort(3) against the public headers; the README against the knobs; the version."""
+    failures = []
+    man3 = open(os.path.join(root, "man", "gpusort.3")).read()
+    man3 = re.sub(r"\\f[BIRP]", "", man3).replace("\\-", "-")
+    headers = ""
+    for h in ["gpusort.h", "gpusort_vulkan.h"]:
+        with open(os.path.join(root, "include", h)) as f:
+            headers += f.read()
+    functions = set(re.findall(r"GPUSORT_API\s+[\w\s\*]*?\b(gpusort_\w+)\s*\(", headers))
+    constants = set(re.findall(r"\b(GPUSORT_(?:ERROR_\w+|OK|STAGE_\w+|OPEN_\w+|VK_REDUCE|DESCENDING|VERIFY|"
+                               r"EXCLUSIVE|DETERMINISTIC|OVERWRITE|SYNC|SCAN_\w+|SUM|MIN|MAX|\w+_INIT)|"
+                               r"gpusort_\w+)\b", headers)) - functions
+    if len(functions) < 30:
+        failures.append(f"could not read the functions from the headers: {sorted(functions)}")
+    for name in sorted(functions | constants):
+        if name.endswith("_") or name in ("GPUSORT_STAGE_COUNT",):
+            continue
+        if not re.search(r"(?<![\w])" + re.escape(name) + r"(?![\w])", man3):
+            failures.append(f"{name} is in the public headers but not in gpusort(3)")
+    version = re.search(r'#define GPUSORT_VERSION_STRING "([^"]+)"', headers).group(1)
+    printed = subprocess.run([gpusort, "--version"], capture_output=True, text=True).stdout.strip()
+    if printed != f"gpusort {version}":
+        failures.append(f"gpusort --version prints '{printed}', the header says {version}")
+    with open(os.path.join(root, "src", "util", "knobs.c")) as f:
+        knobs = set(re.findall(r'"(GPUSORT_[A-Z_]+)"', f.read()))
+    with open(os.path.join(root, "README.md")) as f:
+        readme = f.read()
+    for knob in sorted(knobs):
+        if knob not in readme:
+            failures.append(f"the environment knob {knob} is not in the README")
+    return failures
 
 
 if __name__ == "__main__":

@@ -1,0 +1,529 @@
+/* libgpusort's context and job tiers through gpusort.h alone, against the CPU reference of
+ * tests/reference.c: versions, errors and types; devices and contexts; sorts, argsorts,
+ * scans and reductions of host arrays in every layout and option; the file jobs and their
+ * reports (checksums recomputed with libxxhash); and every error path the API documents.
+ *
+ *   test_api WORKDIR           the checks (files go to WORKDIR)
+ *   test_api WORKDIR corrupt   with GPUSORT_TEST_CORRUPT=1: GPUSORT_VERIFY catches the damage,
+ *                              and a file job then writes nothing */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <xxhash.h>
+
+#include "gpusort.h"
+#include "reference.h"
+
+static int failures, checks;
+static const char *workdir;
+
+static void expect(bool ok, const char *what) {
+  checks++;
+  if (!ok) {
+    failures++;
+    fprintf(stderr, "FAIL %s\n", what);
+  }
+}
+
+/* The call failed with `want`, and said why. */
+static void expect_status(int rc, int want, const char *what) {
+  char label[512];
+  snprintf(label, sizeof label, "%s: want %s, got %s (%s)", what, gpusort_status_name(want), gpusort_status_name(rc),
+           gpusort_last_error());
+  expect(rc == want && (want == GPUSORT_OK || gpusort_last_error()[0]), label);
+}
+
+static char *path(const char *name) {
+  static char buf[4][1024];
+  static int next;
+  char *p = buf[next++ % 4];
+  snprintf(p, sizeof buf[0], "%s/%s", workdir, name);
+  return p;
+}
+
+static unsigned char *read_all(const char *file, size_t *size) {
+  FILE *f = fopen(file, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  *size = (size_t)ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *data = malloc(*size + 1);
+  if (fread(data, 1, *size, f) != *size) *size = 0;
+  fclose(f);
+  return data;
+}
+
+static bool no_temporary_files(void) {
+  DIR *d = opendir(workdir);
+  bool clean = true;
+  for (struct dirent *e; d && (e = readdir(d));)
+    if (strstr(e->d_name, ".gpusort-")) clean = false;
+  if (d) closedir(d);
+  return clean;
+}
+
+/* ---- Versions, errors, types ---- */
+
+static void basics(void) {
+  expect(gpusort_version_number() == GPUSORT_VERSION_NUMBER, "gpusort_version_number matches the header");
+  expect(strcmp(gpusort_version_string(), GPUSORT_VERSION_STRING) == 0, "gpusort_version_string matches the header");
+  const int codes[] = {GPUSORT_OK, GPUSORT_ERROR_RUNTIME, GPUSORT_ERROR_USAGE, GPUSORT_ERROR_VERIFY,
+                       GPUSORT_ERROR_NO_DEVICE, GPUSORT_ERROR_OUT_OF_MEMORY, GPUSORT_ERROR_IO, GPUSORT_ERROR_TOO_LARGE,
+                       GPUSORT_ERROR_GPU_STALL, GPUSORT_ERROR_BAD_INPUT, GPUSORT_ERROR_OUTPUT_EXISTS,
+                       GPUSORT_ERROR_OUTPUT_IS_INPUT, GPUSORT_ERROR_OUTPUT_IS_TERMINAL, GPUSORT_ERROR_NO_SUCH_DEVICE,
+                       GPUSORT_ERROR_NOT_SORTED};
+  const int classes[] = {0, 1, 2, 3, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 3};
+  for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+    char label[96];
+    snprintf(label, sizeof label, "status %d has a name and class %d", codes[i], classes[i]);
+    expect(strncmp(gpusort_status_name(codes[i]), "GPUSORT_", 8) == 0 &&
+               gpusort_status_class(codes[i]) == classes[i], label);
+  }
+  expect(strcmp(gpusort_status_name(12345), "unknown status") == 0, "an unknown status is named so");
+  for (int t = GPUSORT_U32; t <= GPUSORT_F64; t++) {
+    gpusort_type back;
+    expect(gpusort_type_from_name(gpusort_type_name((gpusort_type)t), &back) == GPUSORT_OK && back == (gpusort_type)t,
+           "type names round-trip");
+    expect(gpusort_type_size((gpusort_type)t) == (t <= GPUSORT_F32 ? 4u : 8u), "type sizes");
+  }
+  gpusort_type out;
+  expect_status(gpusort_type_from_name("u33", &out), GPUSORT_ERROR_USAGE, "an unknown type name");
+  expect(gpusort_type_name(GPUSORT_TYPE_NONE) == NULL && gpusort_type_size((gpusort_type)99) == 0, "no type");
+  for (int s = 0; s < GPUSORT_STAGE_COUNT; s++) expect(gpusort_stage_name((gpusort_stage)s) != NULL, "stage names");
+  expect(gpusort_stage_name(GPUSORT_STAGE_COUNT) == NULL, "no name past the last stage");
+}
+
+/* ---- Devices and contexts ---- */
+
+static void devices_and_contexts(gpusort_context **ctx) {
+  uint32_t count = 0;
+  expect_status(gpusort_list_devices(NULL, 0, &count), GPUSORT_OK, "counting devices");
+  gpusort_device_info *infos = calloc(count ? count : 1, sizeof *infos);
+  infos[0].struct_size = sizeof *infos;
+  expect_status(gpusort_list_devices(infos, count, &count), GPUSORT_OK, "listing devices");
+  int defaults = 0;
+  for (uint32_t i = 0; i < count; i++) defaults += infos[i].is_default && infos[i].usable;
+  expect(count >= 1 && defaults == 1, "one usable default device");
+  expect(infos[0].preset[0] && infos[0].sort_workgroup_size && infos[0].subgroup_size, "the configuration is given");
+  expect_status(gpusort_list_devices(infos, 1, NULL), GPUSORT_ERROR_USAGE, "listing without a count");
+  infos[0].struct_size = 0;
+  expect_status(gpusort_list_devices(infos, 1, &count), GPUSORT_ERROR_USAGE, "an uninitialized device info");
+  free(infos);
+
+  gpusort_context *c = NULL;
+  gpusort_context_params p = GPUSORT_CONTEXT_PARAMS_INIT;
+  p.device = 999;
+  expect_status(gpusort_open(&c, &p), GPUSORT_ERROR_NO_SUCH_DEVICE, "a device index past the last");
+  expect(c == NULL, "no context after a failed open");
+  p = (gpusort_context_params)GPUSORT_CONTEXT_PARAMS_INIT;
+  p.flags = 1u << 7;
+  expect_status(gpusort_open(&c, &p), GPUSORT_ERROR_USAGE, "an unknown flag");
+  p = (gpusort_context_params)GPUSORT_CONTEXT_PARAMS_INIT;
+  p.timeout_seconds = -1;
+  expect_status(gpusort_open(&c, &p), GPUSORT_ERROR_USAGE, "a negative timeout");
+  p.struct_size = 0;
+  expect_status(gpusort_open(&c, &p), GPUSORT_ERROR_USAGE, "uninitialized params");
+  expect_status(gpusort_open(NULL, NULL), GPUSORT_ERROR_USAGE, "no context pointer");
+  /* a program built against a later header: unknown fields must be zero */
+  struct {
+    gpusort_context_params p;
+    uint64_t later;
+  } bigger = {GPUSORT_CONTEXT_PARAMS_INIT, 0};
+  bigger.p.struct_size = sizeof bigger;
+  bigger.p.flags = GPUSORT_OPEN_DEFERRED;
+  expect_status(gpusort_open(&c, &bigger.p), GPUSORT_OK, "params of a later version, unknown fields zero");
+  gpusort_close(c);
+  bigger.later = 1;
+  expect_status(gpusort_open(&c, &bigger.p), GPUSORT_ERROR_USAGE, "params of a later version setting unknown fields");
+
+  p = (gpusort_context_params)GPUSORT_CONTEXT_PARAMS_INIT;
+  p.flags = GPUSORT_OPEN_DEFERRED;
+  expect_status(gpusort_open(&c, &p), GPUSORT_OK, "a deferred context");
+  gpusort_device_info info = GPUSORT_DEVICE_INFO_INIT;
+  expect_status(gpusort_context_device(c, &info), GPUSORT_OK, "the deferred context's device");
+  expect(info.usable && info.name[0], "the context's device is named");
+  gpusort_close(c);
+  gpusort_close(NULL);
+  expect_status(gpusort_open(ctx, NULL), GPUSORT_OK, "a context with defaults");
+}
+
+/* ---- Sorts of arrays ---- */
+
+typedef struct {
+  const char *name;
+  gpusort_layout layout;
+} layout_case;
+
+/* Sorts n records in one layout and checks them (in place or not), and their argsort. */
+static void sort_array(gpusort_context *ctx, const layout_case *lc, uint64_t n, uint32_t flags, unsigned begin,
+                       unsigned end, bool in_place) {
+  const gpusort_layout *L = &lc->layout;
+  const size_t kb = gpusort_type_size(L->key), vb = gpusort_type_size(L->value);
+  const size_t R = L->record_bytes ? L->record_bytes : kb + vb, key_offset = L->record_bytes ? L->key_offset : 0;
+  unsigned char *input = malloc(n * R + 1), *output = malloc(n * R + 1);
+  uint64_t seed = 31 + n;
+  for (uint64_t i = 0; i < n * R; i++) input[i] = (unsigned char)ref_random(&seed);
+  ref_fill_keys(L->key, input + key_offset, R, n, n + 3);
+  memcpy(output, input, n * R);
+  gpusort_sort_options o = GPUSORT_SORT_OPTIONS_INIT;
+  o.flags = flags, o.begin_bit = begin, o.end_bit = end;
+  const int rc = gpusort_sort(ctx, in_place ? output : input, output, n, L, &o);
+  uint64_t *order = ref_sort_order(L->key, input, R, key_offset, n, flags & GPUSORT_DESCENDING, begin, end);
+  bool same = rc == GPUSORT_OK;
+  for (uint64_t i = 0; i < n && same; i++) same = memcmp(output + i * R, input + order[i] * R, R) == 0;
+  char label[256];
+  snprintf(label, sizeof label, "sort %s, n=%llu, flags %x, bits %u:%u%s: %s", lc->name, (unsigned long long)n, flags,
+           begin, end, in_place ? ", in place" : "", rc ? gpusort_last_error() : "");
+  expect(same, label);
+  /* argsort of the same records, u32 and u64 indices */
+  for (int wide = 0; wide < 2; wide++) {
+    unsigned char *indices = malloc(n * 8 + 8);
+    const int arc = gpusort_argsort(ctx, input, n, L, wide ? GPUSORT_U64 : GPUSORT_U32, indices, &o);
+    bool right = arc == GPUSORT_OK;
+    for (uint64_t i = 0; i < n && right; i++) {
+      uint64_t index = 0;
+      memcpy(&index, indices + i * (wide ? 8 : 4), wide ? 8 : 4);
+      right = index == order[i];
+    }
+    snprintf(label, sizeof label, "argsort %s, n=%llu, %s indices", lc->name, (unsigned long long)n, wide ? "u64" : "u32");
+    expect(right, label);
+    free(indices);
+  }
+  free(order);
+  free(input);
+  free(output);
+}
+
+static void array_sorts(gpusort_context *ctx) {
+  const layout_case layouts[] = {
+      {"u32 keys", GPUSORT_LAYOUT_KEYS(GPUSORT_U32)},
+      {"i32 keys", GPUSORT_LAYOUT_KEYS(GPUSORT_I32)},
+      {"f32 keys", GPUSORT_LAYOUT_KEYS(GPUSORT_F32)},
+      {"u64 keys", GPUSORT_LAYOUT_KEYS(GPUSORT_U64)},
+      {"i64 keys", GPUSORT_LAYOUT_KEYS(GPUSORT_I64)},
+      {"f64 keys", GPUSORT_LAYOUT_KEYS(GPUSORT_F64)},
+      {"(u32, f64) pairs", GPUSORT_LAYOUT_PAIRS(GPUSORT_U32, GPUSORT_F64)},
+      {"(f64, i32) pairs", GPUSORT_LAYOUT_PAIRS(GPUSORT_F64, GPUSORT_I32)},
+      {"7-byte records, i32 key at byte 3", GPUSORT_LAYOUT_RECORDS(GPUSORT_I32, 7, 3)},
+      {"16-byte records, f32 key at byte 12", GPUSORT_LAYOUT_RECORDS(GPUSORT_F32, 16, 12)},
+      {"100-byte records, u64 key at byte 9", GPUSORT_LAYOUT_RECORDS(GPUSORT_U64, 100, 9)},
+  };
+  const uint64_t sizes[] = {0, 1, 1000, 50001};
+  for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++)
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+      sort_array(ctx, &layouts[l], sizes[s], 0, 0, 0, s % 2 == 1);
+      sort_array(ctx, &layouts[l], sizes[s], GPUSORT_DESCENDING | GPUSORT_VERIFY, 0, 0, s % 2 == 0);
+    }
+  const layout_case u64 = {"u64 keys", GPUSORT_LAYOUT_KEYS(GPUSORT_U64)}, f32 = {"f32 keys", GPUSORT_LAYOUT_KEYS(GPUSORT_F32)};
+  sort_array(ctx, &u64, 20000, GPUSORT_VERIFY, 20, 50, true);
+  sort_array(ctx, &f32, 20000, GPUSORT_DESCENDING, 0, 9, false);
+}
+
+/* ---- Scans and reductions of arrays ---- */
+
+/* Small integers in every type: sums are exact in any order, so every result is exact. */
+static void small_values(gpusort_type type, unsigned char *out, uint64_t n, uint64_t seed) {
+  seed |= 1;
+  for (uint64_t i = 0; i < n; i++) {
+    const int64_t v = (int64_t)(ref_random(&seed) % 2001) - 1000;
+    const float f = (float)v;
+    const double d = (double)v;
+    const uint64_t u = (uint64_t)(v + 1000);
+    const size_t b = gpusort_type_size(type);
+    if (type == GPUSORT_F32) memcpy(out + i * b, &f, 4);
+    else if (type == GPUSORT_F64) memcpy(out + i * b, &d, 8);
+    else if (type == GPUSORT_I32 || type == GPUSORT_I64) memcpy(out + i * b, &v, b);
+    else memcpy(out + i * b, &u, b);
+  }
+}
+
+static double as_double(gpusort_type type, const unsigned char *p) {
+  union {
+    uint32_t u32;
+    int32_t i32;
+    float f32;
+    uint64_t u64;
+    int64_t i64;
+    double f64;
+  } v;
+  memcpy(&v, p, gpusort_type_size(type));
+  switch (type) {
+  case GPUSORT_U32: return v.u32;
+  case GPUSORT_I32: return v.i32;
+  case GPUSORT_F32: return v.f32;
+  case GPUSORT_U64: return (double)v.u64;
+  case GPUSORT_I64: return (double)v.i64;
+  default: return v.f64;
+  }
+}
+
+static void scan_array(gpusort_context *ctx, const gpusort_scan_options *o, uint64_t n, bool in_place) {
+  const gpusort_type acc = o->acc ? o->acc : o->type;
+  const size_t ib = gpusort_type_size(o->type), ab = gpusort_type_size(acc), big = ib > ab ? ib : ab;
+  unsigned char *input = malloc(n * big + 8), *output = malloc(n * big + 8), result[8];
+  small_values(o->type, input, n, n + 11);
+  memcpy(output, input, n * ib);
+  const int rc = gpusort_scan(ctx, in_place ? output : input, output, n, o);
+  const bool reduce = !(o->flags & GPUSORT_EXCLUSIVE); /* reductions take no GPUSORT_EXCLUSIVE */
+  const int rrc = reduce ? gpusort_reduce(ctx, input, n, o, result) : GPUSORT_OK;
+  double running = o->op == GPUSORT_SUM ? 0 : o->op == GPUSORT_MIN ? INFINITY : -INFINITY;
+  bool ok = rc == GPUSORT_OK;
+  for (uint64_t i = 0; i < n && ok; i++) {
+    const double x = as_double(o->type, input + i * ib), before = running;
+    running = o->op == GPUSORT_SUM ? running + x : o->op == GPUSORT_MIN ? fmin(running, x) : fmax(running, x);
+    const double want = (o->flags & GPUSORT_EXCLUSIVE) ? before : running;
+    if (!(isinf(want) && i == 0)) ok = as_double(acc, output + i * ab) == want;
+  }
+  char label[160];
+  snprintf(label, sizeof label, "scan %s op %d acc %s, n=%llu, flags %x%s: %s", gpusort_type_name(o->type), o->op,
+           gpusort_type_name(acc), (unsigned long long)n, o->flags, in_place ? ", in place" : "",
+           rc ? gpusort_last_error() : "");
+  expect(ok, label);
+  if (reduce) {
+    if (n == 0 && o->op != GPUSORT_SUM)
+      expect_status(rrc, GPUSORT_ERROR_BAD_INPUT, "the min or max of no elements");
+    else
+      expect(rrc == GPUSORT_OK && as_double(acc, result) == running, "the reduction equals the last inclusive value");
+  }
+  free(input);
+  free(output);
+}
+
+static void array_scans(gpusort_context *ctx) {
+  const uint64_t sizes[] = {0, 1, 5000, 300007};
+  for (int t = GPUSORT_U32; t <= GPUSORT_F64; t++)
+    for (int op = GPUSORT_SUM; op <= GPUSORT_MAX; op++)
+      for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        gpusort_scan_options o = GPUSORT_SCAN_OPTIONS_INIT((gpusort_type)t);
+        o.op = (gpusort_scan_op)op;
+        o.flags = s % 2 ? GPUSORT_EXCLUSIVE : 0;
+        scan_array(ctx, &o, sizes[s], s == 2);
+      }
+  gpusort_scan_options wide = GPUSORT_SCAN_OPTIONS_INIT(GPUSORT_U32);
+  wide.acc = GPUSORT_U64;
+  scan_array(ctx, &wide, 70001, true);
+  gpusort_scan_options f = GPUSORT_SCAN_OPTIONS_INIT(GPUSORT_F32);
+  f.acc = GPUSORT_F64, f.flags = GPUSORT_DETERMINISTIC;
+  scan_array(ctx, &f, 70001, false);
+  gpusort_scan_options lb = GPUSORT_SCAN_OPTIONS_INIT(GPUSORT_I64);
+  lb.algo = GPUSORT_SCAN_REDUCE_THEN_SCAN, lb.op = GPUSORT_MIN;
+  scan_array(ctx, &lb, 70001, false);
+}
+
+/* ---- File jobs ---- */
+
+static bool report_matches_file(const gpusort_report *r, const char *file, uint64_t records) {
+  size_t size;
+  unsigned char *data = read_all(file, &size);
+  const bool ok = data && r->output_bytes == size && r->xxh3 == XXH3_64bits(data, size) && r->records == records &&
+                  r->total_seconds > 0;
+  free(data);
+  return ok;
+}
+
+static void file_jobs(gpusort_context *ctx) {
+  const gpusort_layout L = GPUSORT_LAYOUT_PAIRS(GPUSORT_I64, GPUSORT_U32);
+  gpusort_generate_options g = GPUSORT_GENERATE_OPTIONS_INIT(30011);
+  g.distribution = "few:50", g.seed = 9, g.flags = GPUSORT_OVERWRITE;
+  gpusort_report r = GPUSORT_REPORT_INIT;
+  expect_status(gpusort_generate_file(ctx, path("in.bin"), &L, &g, &r), GPUSORT_OK, "generate_file");
+  expect(report_matches_file(&r, path("in.bin"), 30011), "generate_file's report");
+  unsigned char *made = malloc(30011 * 12);
+  expect_status(gpusort_generate(&L, &g, 0, 30011, made), GPUSORT_ERROR_USAGE, "a file flag on generate");
+  g.flags = 0;
+  expect_status(gpusort_generate(&L, &g, 0, 30011, made), GPUSORT_OK, "generate into memory");
+  size_t size;
+  unsigned char *file = read_all(path("in.bin"), &size);
+  expect(file && size == 30011 * 12 && memcmp(file, made, size) == 0, "generate and generate_file agree");
+
+  gpusort_sort_options o = GPUSORT_SORT_OPTIONS_INIT;
+  o.flags = GPUSORT_OVERWRITE | GPUSORT_VERIFY | GPUSORT_DESCENDING;
+  r = (gpusort_report)GPUSORT_REPORT_INIT;
+  expect_status(gpusort_sort_file(ctx, path("in.bin"), path("out.bin"), &L, &o, &r), GPUSORT_OK, "sort_file");
+  expect(report_matches_file(&r, path("out.bin"), 30011) && r.verified && r.input_bytes == 30011 * 12 &&
+             r.stage_seconds[GPUSORT_STAGE_SORT] > 0 && r.passes == 8,
+         "sort_file's report");
+  size_t sorted_size;
+  unsigned char *sorted = read_all(path("out.bin"), &sorted_size);
+  uint64_t *order = ref_sort_order(L.key, file, 12, 0, 30011, true, 0, 0);
+  bool same = sorted && sorted_size == size;
+  for (uint64_t i = 0; i < 30011 && same; i++) same = memcmp(sorted + i * 12, file + order[i] * 12, 12) == 0;
+  expect(same, "sort_file's output");
+  gpusort_sort_options check = GPUSORT_SORT_OPTIONS_INIT;
+  check.flags = GPUSORT_DESCENDING;
+  r = (gpusort_report)GPUSORT_REPORT_INIT;
+  expect_status(gpusort_check_file(ctx, path("out.bin"), &L, &check, &r), GPUSORT_OK, "check_file of the output");
+  expect(r.records == 30011, "check_file counts the records");
+  expect_status(gpusort_check_file(NULL, path("in.bin"), &L, &check, NULL), GPUSORT_ERROR_NOT_SORTED,
+                "check_file of the unsorted input");
+
+  r = (gpusort_report)GPUSORT_REPORT_INIT;
+  expect_status(gpusort_argsort_file(ctx, path("in.bin"), path("idx.bin"), &L, GPUSORT_TYPE_NONE, &o, &r), GPUSORT_OK,
+                "argsort_file");
+  unsigned char *indices = read_all(path("idx.bin"), &size);
+  same = indices && size == 30011 * 4 && report_matches_file(&r, path("idx.bin"), 30011);
+  for (uint64_t i = 0; i < 30011 && same; i++) {
+    uint32_t index;
+    memcpy(&index, indices + i * 4, 4);
+    same = index == order[i];
+  }
+  expect(same, "argsort_file writes u32 indices below 2^32 records");
+
+  gpusort_scan_options s = GPUSORT_SCAN_OPTIONS_INIT(GPUSORT_U32);
+  s.acc = GPUSORT_U64, s.flags = GPUSORT_OVERWRITE;
+  uint32_t values[1000];
+  for (uint32_t i = 0; i < 1000; i++) values[i] = i * 7919u;
+  FILE *f = fopen(path("values.bin"), "wb");
+  fwrite(values, 4, 1000, f);
+  fclose(f);
+  r = (gpusort_report)GPUSORT_REPORT_INIT;
+  expect_status(gpusort_scan_file(ctx, path("values.bin"), path("sums.bin"), &s, &r), GPUSORT_OK, "scan_file");
+  unsigned char *sums = read_all(path("sums.bin"), &size);
+  uint64_t last = 0, total = 0;
+  if (sums && size == 8000) memcpy(&last, sums + 7992, 8);
+  for (int i = 0; i < 1000; i++) total += values[i];
+  expect(last == total && report_matches_file(&r, path("sums.bin"), 1000), "scan_file's output and report");
+  uint64_t reduced = 0;
+  s.flags = 0;
+  expect_status(gpusort_reduce_file(ctx, path("values.bin"), &s, &reduced, NULL), GPUSORT_OK, "reduce_file");
+  expect(reduced == total, "reduce_file's sum");
+
+  /* refusals: nothing is written, the input is left alone, no temporary file stays */
+  o.flags = GPUSORT_VERIFY;
+  expect_status(gpusort_sort_file(ctx, path("in.bin"), path("out.bin"), &L, &o, NULL), GPUSORT_ERROR_OUTPUT_EXISTS,
+                "an existing output without GPUSORT_OVERWRITE");
+  o.flags = GPUSORT_OVERWRITE;
+  expect_status(gpusort_sort_file(ctx, path("in.bin"), path("in.bin"), &L, &o, NULL), GPUSORT_ERROR_OUTPUT_IS_INPUT,
+                "the output is the input");
+  expect_status(gpusort_sort_file(ctx, path("missing.bin"), path("o.bin"), &L, &o, NULL), GPUSORT_ERROR_IO,
+                "a missing input");
+  f = fopen(path("odd.bin"), "wb");
+  fwrite(values, 1, 13, f);
+  fclose(f);
+  expect_status(gpusort_sort_file(ctx, path("odd.bin"), path("o.bin"), &L, &o, NULL), GPUSORT_ERROR_BAD_INPUT,
+                "an input that is not a whole number of records");
+  expect_status(gpusort_sort_file(ctx, workdir, path("o.bin"), &L, &o, NULL), GPUSORT_ERROR_BAD_INPUT,
+                "a directory as input");
+  expect_status(gpusort_sort_file(ctx, path("in.bin"), path("no/such/dir/o.bin"), &L, &o, NULL), GPUSORT_ERROR_IO,
+                "an output in a missing directory");
+  gpusort_scan_options mins = GPUSORT_SCAN_OPTIONS_INIT(GPUSORT_U32);
+  mins.op = GPUSORT_MIN;
+  f = fopen(path("empty.bin"), "wb");
+  fclose(f);
+  expect_status(gpusort_reduce_file(ctx, path("empty.bin"), &mins, &reduced, NULL), GPUSORT_ERROR_BAD_INPUT,
+                "the minimum of no elements");
+  unsigned char *again = read_all(path("in.bin"), &size);
+  expect(again && size == 30011 * 12 && memcmp(again, made, size) == 0, "the input is never modified");
+  expect(no_temporary_files(), "no temporary file is left");
+  free(again), free(sums), free(indices), free(order), free(sorted), free(file), free(made);
+}
+
+/* ---- Error paths of the array jobs ---- */
+
+static void error_paths(gpusort_context *ctx) {
+  uint32_t data[64] = {0};
+  const gpusort_layout keys = GPUSORT_LAYOUT_KEYS(GPUSORT_U32);
+  gpusort_sort_options o = GPUSORT_SORT_OPTIONS_INIT;
+  expect_status(gpusort_sort(NULL, data, data, 64, &keys, NULL), GPUSORT_ERROR_USAGE, "no context");
+  expect_status(gpusort_sort(ctx, NULL, data, 64, &keys, NULL), GPUSORT_ERROR_USAGE, "no input");
+  expect_status(gpusort_sort(ctx, data, data, 64, NULL, NULL), GPUSORT_ERROR_USAGE, "no layout");
+  expect_status(gpusort_sort(ctx, NULL, NULL, 0, &keys, NULL), GPUSORT_OK, "no data for no records");
+  gpusort_layout zero = {0};
+  expect_status(gpusort_sort(ctx, data, data, 64, &zero, NULL), GPUSORT_ERROR_USAGE, "an uninitialized layout");
+  gpusort_layout none = GPUSORT_LAYOUT_KEYS(GPUSORT_TYPE_NONE);
+  expect_status(gpusort_sort(ctx, data, data, 64, &none, NULL), GPUSORT_ERROR_USAGE, "a layout without a key type");
+  gpusort_layout both = GPUSORT_LAYOUT_PAIRS(GPUSORT_U32, GPUSORT_U32);
+  both.record_bytes = 8;
+  expect_status(gpusort_sort(ctx, data, data, 8, &both, NULL), GPUSORT_ERROR_USAGE, "values and records");
+  gpusort_layout misfit = GPUSORT_LAYOUT_RECORDS(GPUSORT_U64, 10, 4);
+  expect_status(gpusort_sort(ctx, data, data, 8, &misfit, NULL), GPUSORT_ERROR_USAGE, "a key beyond its record");
+  o.flags = GPUSORT_OVERWRITE;
+  expect_status(gpusort_sort(ctx, data, data, 64, &keys, &o), GPUSORT_ERROR_USAGE, "a file flag on an array");
+  o.flags = 0, o.begin_bit = 8, o.end_bit = 33;
+  expect_status(gpusort_sort(ctx, data, data, 64, &keys, &o), GPUSORT_ERROR_USAGE, "bits beyond the key");
+  o.begin_bit = 9, o.end_bit = 9;
+  expect_status(gpusort_sort(ctx, data, data, 64, &keys, &o), GPUSORT_ERROR_USAGE, "an empty bit range");
+  expect_status(gpusort_sort(ctx, data, data + 1, 32, &keys, NULL), GPUSORT_ERROR_USAGE, "overlapping arrays");
+  expect_status(gpusort_sort(ctx, data, data, (uint64_t)1 << 40, &keys, NULL), GPUSORT_ERROR_TOO_LARGE,
+                "more records than a sort takes");
+  expect_status(gpusort_argsort(ctx, data, 64, &keys, GPUSORT_F32, data + 32, NULL), GPUSORT_ERROR_USAGE,
+                "float indices");
+  gpusort_scan_options s = GPUSORT_SCAN_OPTIONS_INIT(GPUSORT_F32);
+  s.algo = GPUSORT_SCAN_LOOKBACK, s.flags = GPUSORT_DETERMINISTIC;
+  expect_status(gpusort_scan(ctx, data, data, 64, &s), GPUSORT_ERROR_USAGE, "deterministic look-back float sums");
+  s = (gpusort_scan_options)GPUSORT_SCAN_OPTIONS_INIT(GPUSORT_U64);
+  s.acc = GPUSORT_U32;
+  expect_status(gpusort_scan(ctx, data, data, 8, &s), GPUSORT_ERROR_USAGE, "a narrower accumulator");
+  s = (gpusort_scan_options)GPUSORT_SCAN_OPTIONS_INIT(GPUSORT_F32);
+  s.acc = GPUSORT_I64;
+  expect_status(gpusort_scan(ctx, data, data, 8, &s), GPUSORT_ERROR_USAGE, "an integer accumulator for floats");
+  expect_status(gpusort_scan(ctx, data, data, 8, NULL), GPUSORT_ERROR_USAGE, "no scan options");
+  s = (gpusort_scan_options)GPUSORT_SCAN_OPTIONS_INIT(GPUSORT_U32);
+  s.flags = GPUSORT_EXCLUSIVE;
+  expect_status(gpusort_reduce(ctx, data, 8, &s, data), GPUSORT_ERROR_USAGE, "an exclusive reduction");
+  gpusort_report bad = {0};
+  expect_status(gpusort_sort_file(ctx, path("in.bin"), path("x.bin"), &keys, NULL, &bad), GPUSORT_ERROR_USAGE,
+                "an uninitialized report");
+  /* a context whose memory budget no sort fits */
+  gpusort_context *tight = NULL;
+  gpusort_context_params p = GPUSORT_CONTEXT_PARAMS_INIT;
+  p.memory_budget = 4096;
+  uint32_t *many = calloc(100000, 4);
+  if (gpusort_open(&tight, &p) == GPUSORT_OK)
+    expect_status(gpusort_sort(tight, many, many, 100000, &keys, NULL), GPUSORT_ERROR_TOO_LARGE,
+                  "a sort beyond the memory budget");
+  else
+    expect(false, gpusort_last_error());
+  gpusort_close(tight);
+  free(many);
+}
+
+/* With GPUSORT_TEST_CORRUPT=1 every sort's output is damaged: GPUSORT_VERIFY must say so. */
+static void corrupt(gpusort_context *ctx) {
+  const gpusort_layout L = GPUSORT_LAYOUT_KEYS(GPUSORT_U32);
+  uint32_t data[5000];
+  uint64_t seed = 5;
+  for (int i = 0; i < 5000; i++) data[i] = (uint32_t)ref_random(&seed);
+  gpusort_sort_options o = GPUSORT_SORT_OPTIONS_INIT;
+  o.flags = GPUSORT_VERIFY;
+  expect_status(gpusort_sort(ctx, data, data, 5000, &L, &o), GPUSORT_ERROR_VERIFY, "a damaged array sort");
+  FILE *f = fopen(path("c.bin"), "wb");
+  fwrite(data, 4, 5000, f);
+  fclose(f);
+  remove(path("c-out.bin"));
+  o.flags = GPUSORT_VERIFY | GPUSORT_OVERWRITE;
+  expect_status(gpusort_sort_file(ctx, path("c.bin"), path("c-out.bin"), &L, &o, NULL), GPUSORT_ERROR_VERIFY,
+                "a damaged file sort");
+  struct stat st;
+  expect(stat(path("c-out.bin"), &st) != 0 && no_temporary_files(), "a failed verification writes nothing");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: test_api WORKDIR [corrupt]\n");
+    return 2;
+  }
+  workdir = argv[1];
+  mkdir(workdir, 0755);
+  gpusort_context *ctx = NULL;
+  basics();
+  devices_and_contexts(&ctx);
+  if (!ctx) {
+    fprintf(stderr, "FAIL: no context\n");
+    return 1;
+  }
+  if (argc > 2 && strcmp(argv[2], "corrupt") == 0) {
+    corrupt(ctx);
+  } else {
+    array_sorts(ctx);
+    array_scans(ctx);
+    file_jobs(ctx);
+    error_paths(ctx);
+  }
+  gpusort_close(ctx);
+  printf("%d passed, %d failed\n", checks - failures, failures);
+  return failures ? 1 : 0;
+}

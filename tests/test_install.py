@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""What `meson install` gives a user, checked in a temporary root (meson install --destdir):
+
+- the README's "Use it from C" example builds against the installed tree with
+  `pkg-config --cflags --libs gpusort`, runs, and prints what the README says;
+- each public header compiles alone as C11 and as C++, with -Wall -Wextra -Werror;
+- the shared library has a versioned SONAME and exports only gpusort_* symbols, and the static
+  library, the pkg-config file and the man pages gpusort(1) and gpusort(3) are installed;
+- the installed gpusort executable does not need the shared library (one self-contained file).
+
+usage: test_install.py BUILD_DIR SOURCE_DIR
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BUILD = SOURCE = ROOT = None
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, timeout=300, **kw)
+
+
+def find(name):
+    for d, _, files in os.walk(ROOT):
+        if name in files:
+            return os.path.join(d, name)
+    return None
+
+
+def readme_example():
+    with open(os.path.join(SOURCE, "README.md")) as f:
+        text = f.read()
+    section = text.split("## Use it from C", 1)[1]
+    return re.search(r"```c\n(.*?)```", section, re.S).group(1)
+
+
+class Installed(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        global ROOT
+        ROOT = tempfile.mkdtemp(prefix="gpusort-install-")
+        p = run(["meson", "install", "-C", BUILD, "--destdir", ROOT, "--no-rebuild", "--quiet"])
+        if p.returncode != 0:
+            raise RuntimeError("meson install failed: " + p.stdout + p.stderr)
+        pc = find("gpusort.pc")
+        if not pc:
+            raise RuntimeError("no gpusort.pc installed")
+        cls.env = dict(os.environ, PKG_CONFIG_PATH=os.path.dirname(pc), PKG_CONFIG_SYSROOT_DIR=ROOT)
+        cls.shared = find("libgpusort.so")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(ROOT, ignore_errors=True)
+
+    def pkg_config(self, *what):
+        p = run(["pkg-config", *what, "gpusort"], env=self.env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout.split()
+
+    def test_readme_example_builds_and_runs(self):
+        src = os.path.join(ROOT, "example.c")
+        with open(src, "w") as f:
+            f.write(readme_example())
+        exe = os.path.join(ROOT, "example")
+        flags = self.pkg_config("--cflags", "--libs")
+        p = run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", src, "-o", exe, *flags])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        libdir = os.path.dirname(self.shared)
+        p = run([exe], env=dict(os.environ, LD_LIBRARY_PATH=libdir))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "-2 -0 0.5 0.5 3 7.25\n2 5 0 3 4 1\n")
+        # and it ran on the installed shared library, not something else
+        p = run(["ldd", exe], env=dict(os.environ, LD_LIBRARY_PATH=libdir))
+        self.assertIn(libdir, p.stdout)
+
+    def test_headers_compile_alone_as_c11_and_cxx(self):
+        cflags = self.pkg_config("--cflags")
+        for header in ["gpusort.h", "gpusort_vulkan.h"]:
+            for compiler, std, ext in [("cc", "-std=c11", "c"), ("c++", "-std=c++11", "cpp")]:
+                src = os.path.join(ROOT, f"alone.{ext}")
+                with open(src, "w") as f:
+                    f.write(f"#include <{header}>\nint main(void) {{ return GPUSORT_VERSION_NUMBER > 0 ? 0 : 1; }}\n")
+                p = run([compiler, std, "-Wall", "-Wextra", "-Werror", "-pedantic", "-c", src, "-o",
+                         os.path.join(ROOT, "alone.o"), *cflags])
+                self.assertEqual(p.returncode, 0, f"{header} as {compiler} {std}:\n{p.stderr}")
+
+    def test_shared_library_exports_only_gpusort_names(self):
+        p = run(["nm", "-D", "--defined-only", self.shared])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        names = [line.split()[-1] for line in p.stdout.splitlines() if line.strip()]
+        self.assertIn("gpusort_sort_file", names)
+        self.assertIn("gpusort_vk_cmd_sort", names)
+        self.assertEqual([n for n in names if not n.startswith("gpusort_")], [])
+        p = run(["readelf", "-d", self.shared])
+        self.assertRegex(p.stdout, r"SONAME.*\[libgpusort\.so\.\d+\]")
+
+    def test_everything_is_installed(self):
+        for name in ["gpusort", "gpusort.h", "gpusort_vulkan.h", "libgpusort.a", "gpusort.pc", "gpusort.1",
+                     "gpusort.3"]:
+            self.assertIsNotNone(find(name), name)
+
+    def test_executable_is_self_contained(self):
+        p = run(["ldd", find("gpusort")])
+        self.assertNotIn("libgpusort", p.stdout)
+
+
+if __name__ == "__main__":
+    BUILD, SOURCE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    unittest.main(argv=[sys.argv[0]] + sys.argv[3:], verbosity=2)
