@@ -108,6 +108,43 @@ static int find_queue_family(VkPhysicalDevice pd, uint32_t *family) {
   return 0;
 }
 
+/* The optional features gpusort uses where present, and the first required thing the device
+ * lacks (info->unusable). */
+static void check_features(VkPhysicalDevice pd, const VkPhysicalDeviceVulkan11Properties *p11,
+                           const VkPhysicalDeviceVulkan13Properties *p13, const VkPhysicalDeviceLimits *lim,
+                           gs_device_info *info) {
+  VkPhysicalDeviceVulkan13Features f13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, .pNext = &f13};
+  VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
+  vkGetPhysicalDeviceFeatures2(pd, &feats);
+  info->has_int64 = feats.features.shaderInt64;
+  info->has_float64 = feats.features.shaderFloat64;
+  info->has_int64_atomics = f12.shaderBufferInt64Atomics;
+  info->has_subgroup_extended = f12.shaderSubgroupExtendedTypes;
+  info->has_executable_stats = has_device_extension(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+
+  uint32_t family;
+  const char *missing = NULL;
+  if (!f13.subgroupSizeControl || !f13.computeFullSubgroups || !(p13->requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT))
+    missing = "subgroup size control for compute shaders";
+  else if (!f12.vulkanMemoryModel || !f12.vulkanMemoryModelDeviceScope)
+    missing = "the Vulkan memory model at device scope";
+  else if (!f12.bufferDeviceAddress || !f12.hostQueryReset || !f13.maintenance4)
+    missing = "buffer device addresses, host query reset and maintenance4";
+  else if (!(p11->subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
+           (p11->subgroupSupportedOperations & needed_subgroup_ops) != needed_subgroup_ops)
+    missing = "subgroup vote, ballot, arithmetic and shuffle operations in compute shaders";
+  else if (p13->maxSubgroupSize < 4 || p13->minSubgroupSize > 128)
+    missing = "a subgroup size between 4 and 128 lanes";
+  else if (lim->maxComputeSharedMemorySize < 16384 || lim->maxComputeWorkGroupInvocations < 128)
+    missing = "16 KiB of shared memory and 128 invocations per workgroup";
+  else if (lim->maxPushConstantsSize < 128)
+    missing = "128 bytes of push constants";
+  else if (find_queue_family(pd, &family) != 0)
+    missing = "a compute queue with timestamps";
+  if (missing) snprintf(info->unusable, sizeof info->unusable, "lacks %s", missing);
+}
+
 void gs_device_probe(VkPhysicalDevice pd, uint32_t index, gs_device_info *info) {
   memset(info, 0, sizeof *info);
   info->index = index;
@@ -163,36 +200,7 @@ void gs_device_probe(VkPhysicalDevice pd, uint32_t index, gs_device_info *info) 
   const uint64_t knob = gs_knobs_get()->max_buffer_bytes;
   if (knob && knob < info->max_data_buffer) info->max_data_buffer = knob;
 
-  VkPhysicalDeviceVulkan13Features f13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-  VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, .pNext = &f13};
-  VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
-  vkGetPhysicalDeviceFeatures2(pd, &feats);
-  info->has_int64 = feats.features.shaderInt64;
-  info->has_float64 = feats.features.shaderFloat64;
-  info->has_int64_atomics = f12.shaderBufferInt64Atomics;
-  info->has_subgroup_extended = f12.shaderSubgroupExtendedTypes;
-  info->has_executable_stats = has_device_extension(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
-
-  uint32_t family;
-  const char *missing = NULL;
-  if (!f13.subgroupSizeControl || !f13.computeFullSubgroups || !(p13.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT))
-    missing = "subgroup size control for compute shaders";
-  else if (!f12.vulkanMemoryModel || !f12.vulkanMemoryModelDeviceScope)
-    missing = "the Vulkan memory model at device scope";
-  else if (!f12.bufferDeviceAddress || !f12.hostQueryReset || !f13.maintenance4)
-    missing = "buffer device addresses, host query reset and maintenance4";
-  else if (!(p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
-           (p11.subgroupSupportedOperations & needed_subgroup_ops) != needed_subgroup_ops)
-    missing = "subgroup vote, ballot, arithmetic and shuffle operations in compute shaders";
-  else if (p13.maxSubgroupSize < 4 || p13.minSubgroupSize > 128)
-    missing = "a subgroup size between 4 and 128 lanes";
-  else if (lim->maxComputeSharedMemorySize < 16384 || lim->maxComputeWorkGroupInvocations < 128)
-    missing = "16 KiB of shared memory and 128 invocations per workgroup";
-  else if (lim->maxPushConstantsSize < 128)
-    missing = "128 bytes of push constants";
-  else if (find_queue_family(pd, &family) != 0)
-    missing = "a compute queue with timestamps";
-  if (missing) snprintf(info->unusable, sizeof info->unusable, "lacks %s", missing);
+  check_features(pd, &p11, &p13, lim, info);
 }
 
 static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
