@@ -14,8 +14,10 @@
  *     gpusort_status_class() folds a code into the three classes the command line exits with.
  *   - Structs that cross the API start with `struct_size`: initialize them with their _INIT
  *     macro (which also sets the defaults), then change fields. Fields are only ever added at
- *     the end, so a program built against this header keeps working with later libraries.
- *     Zero means "default" for every other field unless its comment says otherwise.
+ *     the end (or take the place of a `reserved` field, which must be zero), so a program built
+ *     against this header keeps working with later libraries. Zero means "default" for every
+ *     other field unless its comment says otherwise. Structs have no implicit padding, and
+ *     enums are 32 bits wide.
  *   - Counts are numbers of records (keys, pairs, records, elements), never bytes, unless
  *     the name says bytes. Keys and values are in the machine's byte order.
  *   - Nothing is printed; no signal handler is installed; no global state is kept but the
@@ -37,9 +39,17 @@ extern "C" {
 #define GPUSORT_VERSION_NUMBER (GPUSORT_VERSION_MAJOR * 10000 + GPUSORT_VERSION_MINOR * 100 + GPUSORT_VERSION_PATCH)
 #define GPUSORT_VERSION_STRING "0.2.0"
 
-/* Initializer of an output struct: struct_size set, every other field zero. */
+/* Initializer of a struct whose fields all default to zero but struct_size (in C++, a value
+ * built by a function, so that -Wmissing-field-initializers has nothing to say). */
 #ifdef __cplusplus
-#define GPUSORT_OUTPUT_INIT_(type) {sizeof(type)}
+extern "C++" {
+template <class T> inline T gpusort_zero_init_() {
+  T value = T();
+  value.struct_size = sizeof(T);
+  return value;
+}
+}
+#define GPUSORT_OUTPUT_INIT_(type) gpusort_zero_init_<type>()
 #else
 #define GPUSORT_OUTPUT_INIT_(type) {.struct_size = sizeof(type)}
 #endif
@@ -79,7 +89,8 @@ typedef enum gpusort_status {
   GPUSORT_ERROR_OUTPUT_IS_TERMINAL = 23, /* binary data to a terminal, without GPUSORT_OVERWRITE */
   GPUSORT_ERROR_NO_SUCH_DEVICE = 24,     /* a device index past the last device */
   /* Verification class. */
-  GPUSORT_ERROR_NOT_SORTED = 30 /* gpusort_check_file found records out of order */
+  GPUSORT_ERROR_NOT_SORTED = 30, /* gpusort_check_file found records out of order */
+  GPUSORT_STATUS_ENUM_SIZE_ = 0x7FFFFFFF /* keeps every enum of the API 32 bits wide */
 } gpusort_status;
 
 /* GPUSORT_OK, GPUSORT_ERROR_RUNTIME, GPUSORT_ERROR_USAGE or GPUSORT_ERROR_VERIFY. */
@@ -98,7 +109,8 @@ typedef enum gpusort_type {
   GPUSORT_F32,
   GPUSORT_U64,
   GPUSORT_I64,
-  GPUSORT_F64
+  GPUSORT_F64,
+  GPUSORT_TYPE_ENUM_SIZE_ = 0x7FFFFFFF
 } gpusort_type;
 
 /* "u32", ...; NULL for GPUSORT_TYPE_NONE or an unknown value. */
@@ -155,12 +167,13 @@ typedef struct gpusort_context_params {
   uint32_t struct_size;
   int32_t device;          /* index in gpusort_list_devices(); -1: the first discrete GPU, else
                               integrated, virtual, then CPU */
+  uint32_t flags;          /* GPUSORT_OPEN_DEFERRED */
+  uint32_t reserved;
   double timeout_seconds;  /* bound on every wait for the GPU; 0: 60 s */
   uint64_t memory_budget;  /* device memory a job may use, in bytes; 0: 3/4 of the device-local memory */
-  uint32_t flags;          /* GPUSORT_OPEN_DEFERRED */
 } gpusort_context_params;
 
-#define GPUSORT_CONTEXT_PARAMS_INIT {sizeof(gpusort_context_params), -1, 0.0, 0, 0}
+#define GPUSORT_CONTEXT_PARAMS_INIT {sizeof(gpusort_context_params), -1, 0, 0, 0.0, 0}
 
 /* Creates a context (params NULL: the defaults) and, unless deferred, opens its device.
  * Errors: USAGE (bad params), NO_SUCH_DEVICE, NO_DEVICE, OUT_OF_MEMORY, RUNTIME. On failure
@@ -177,7 +190,8 @@ typedef enum gpusort_device_type {
   GPUSORT_DEVICE_DISCRETE,
   GPUSORT_DEVICE_INTEGRATED,
   GPUSORT_DEVICE_VIRTUAL,
-  GPUSORT_DEVICE_CPU
+  GPUSORT_DEVICE_CPU,
+  GPUSORT_DEVICE_ENUM_SIZE_ = 0x7FFFFFFF
 } gpusort_device_type;
 
 /* "discrete", "integrated", "virtual", "cpu" or "other". */
@@ -188,10 +202,11 @@ typedef struct gpusort_device_info {
   uint32_t index;          /* as `device` in gpusort_context_params takes it */
   gpusort_device_type type;
   int usable;              /* 0: unusable_reason says why */
-  int is_default;          /* the device a context opens by default */
+  int is_default;          /* the device a context opens by default (set by gpusort_list_devices) */
   uint32_t vendor_id, device_id;
   uint32_t api_version;    /* Vulkan version, VK_MAKE_API_VERSION encoding */
   uint32_t subgroup_size;  /* lanes gpusort runs its kernels at */
+  uint32_t reserved;
   uint64_t memory_bytes;   /* device-local memory */
   uint64_t max_buffer_bytes; /* largest storage buffer binding */
   char name[256];
@@ -240,12 +255,13 @@ GPUSORT_API int gpusort_argsort(gpusort_context *ctx, const void *input, uint64_
                                 const gpusort_layout *layout, gpusort_type index_type, void *indices,
                                 const gpusort_sort_options *options);
 
-typedef enum gpusort_scan_op { GPUSORT_SUM = 0, GPUSORT_MIN, GPUSORT_MAX } gpusort_scan_op;
+typedef enum gpusort_scan_op { GPUSORT_SUM = 0, GPUSORT_MIN, GPUSORT_MAX, GPUSORT_OP_ENUM_SIZE_ = 0x7FFFFFFF } gpusort_scan_op;
 
 typedef enum gpusort_scan_algo {
   GPUSORT_SCAN_AUTO = 0,         /* look-back, but reduce-then-scan for float sums */
   GPUSORT_SCAN_LOOKBACK,         /* single pass with decoupled look-back */
-  GPUSORT_SCAN_REDUCE_THEN_SCAN  /* no workgroup waits on another; fixed association order */
+  GPUSORT_SCAN_REDUCE_THEN_SCAN, /* no workgroup waits on another; fixed association order */
+  GPUSORT_ALGO_ENUM_SIZE_ = 0x7FFFFFFF
 } gpusort_scan_algo;
 
 /* Integer sums wrap modulo 2^width; min and max order floats by totalOrder, as the sort does.
@@ -256,7 +272,8 @@ typedef struct gpusort_scan_options {
   uint32_t struct_size;
   gpusort_type type;      /* element type (required) */
   gpusort_type acc;       /* accumulator and output type: NONE (the element type), or U64, I64 or
-                             F64, at least as wide as the input, a float for float input */
+                             F64, at least as wide as the input, a float for float input, a
+                             signed or float one for signed input */
   gpusort_scan_op op;
   gpusort_scan_algo algo;
   uint32_t flags;         /* GPUSORT_EXCLUSIVE, GPUSORT_DETERMINISTIC; file jobs also OVERWRITE, SYNC */
@@ -266,8 +283,10 @@ typedef struct gpusort_scan_options {
   {sizeof(gpusort_scan_options), (type), GPUSORT_TYPE_NONE, GPUSORT_SUM, GPUSORT_SCAN_AUTO, 0}
 
 /* Running sums, minima or maxima of `count` elements into `output` (count accumulator-typed
- * values; output may be input when their sizes agree). Exclusive scans start with the
- * identity: 0 for sums, the type's largest value for min, its smallest for max. */
+ * values; output may be input, also with a wider accumulator if it holds the results: the
+ * input is read before any result is written; otherwise they must not overlap). Exclusive
+ * scans start with the identity: 0 for sums, the type's largest value for min, its smallest
+ * for max. */
 GPUSORT_API int gpusort_scan(gpusort_context *ctx, const void *input, void *output, uint64_t count,
                              const gpusort_scan_options *options);
 
@@ -295,7 +314,8 @@ typedef enum gpusort_stage {
   GPUSORT_STAGE_VERIFY,    /* host: order and permutation checks */
   GPUSORT_STAGE_CHECK,     /* host: gpusort_check_file */
   GPUSORT_STAGE_GENERATE,  /* host: gpusort_generate_file */
-  GPUSORT_STAGE_COUNT
+  GPUSORT_STAGE_COUNT,
+  GPUSORT_STAGE_ENUM_SIZE_ = 0x7FFFFFFF
 } gpusort_stage;
 
 #define GPUSORT_MAX_STAGES 24 /* room in gpusort_report for stages added later */
@@ -305,21 +325,22 @@ GPUSORT_API const char *gpusort_stage_name(gpusort_stage stage);
 
 typedef struct gpusort_report {
   uint32_t struct_size;
+  int verified;          /* GPUSORT_VERIFY ran and passed */
   uint64_t records;      /* records (elements) of the input */
   uint64_t input_bytes;
   uint64_t output_bytes;
   uint64_t xxh3;         /* XXH3-64 of the output's bytes (as xxhsum -H3 prints it) */
-  int verified;          /* GPUSORT_VERIFY ran and passed */
   double total_seconds;  /* the whole call */
   double stage_seconds[GPUSORT_MAX_STAGES]; /* by gpusort_stage; 0 for stages not run */
   /* Sorts: the GPU work in detail. */
-  uint32_t passes;               /* digit-binning passes */
   double histogram_seconds;      /* the upfront histogram pass */
   double pass_seconds[8];
+  uint32_t passes;               /* digit-binning passes */
   uint32_t tile_invocations;     /* sort: workgroup size; scan: workgroup size */
   uint32_t tile_items_per_invocation;
   uint32_t tile_items;           /* keys (sort) or elements (scan) per tile */
   uint32_t tile_shared_bytes;
+  uint32_t reserved;
 } gpusort_report;
 
 #define GPUSORT_REPORT_INIT GPUSORT_OUTPUT_INIT_(gpusort_report)
@@ -355,14 +376,14 @@ GPUSORT_API int gpusort_check_file(gpusort_context *ctx, const char *input, cons
 /* Deterministic test data: the same layout and options give the same bytes on any machine. */
 typedef struct gpusort_generate_options {
   uint32_t struct_size;
+  uint32_t flags;           /* file: GPUSORT_OVERWRITE, GPUSORT_SYNC */
   uint64_t count;           /* records */
   const char *distribution; /* NULL or "uniform", "sorted", "reversed", "equal", "few[:K]",
                                "entropy[:K]", "lowbits[:B]", "highbits[:B]", "special" */
   uint64_t seed;
-  uint32_t flags;           /* file: GPUSORT_OVERWRITE, GPUSORT_SYNC */
 } gpusort_generate_options;
 
-#define GPUSORT_GENERATE_OPTIONS_INIT(count) {sizeof(gpusort_generate_options), (count), NULL, 0, 0}
+#define GPUSORT_GENERATE_OPTIONS_INIT(count) {sizeof(gpusort_generate_options), 0, (count), NULL, 0}
 
 /* Records [first, first + count_here) of the data set into `records`. Pair values are the
  * record's index; record bytes around the key are random. Host only. */
@@ -385,20 +406,21 @@ GPUSORT_API void gpusort_remove_temporary_files(void);
  * bandwidth), and vkCmdCopyBuffer of the same. The last run's output is checked on the host. */
 typedef struct gpusort_bench_result {
   uint32_t struct_size;
+  uint32_t passes;
   double sort_seconds;
   double copy_seconds;
   double copy_command_seconds;
-  uint32_t passes;
   double pass_seconds[8];
   int checked;             /* the output was in key order and a permutation of the input */
   uint32_t tile_invocations;
   uint32_t tile_keys_per_invocation;
+  uint32_t reserved;
 } gpusort_bench_result;
 
 #define GPUSORT_BENCH_RESULT_INIT GPUSORT_OUTPUT_INIT_(gpusort_bench_result)
 
 /* GPUSORT_ERROR_TOO_LARGE when `count` does not fit the device; GPUSORT_ERROR_VERIFY when the
- * check fails. */
+ * check fails (the result is filled then too, `checked` 0). */
 GPUSORT_API int gpusort_bench_sort(gpusort_context *ctx, const gpusort_layout *layout, uint64_t count,
                                    uint32_t reps, gpusort_bench_result *result);
 
@@ -407,13 +429,15 @@ GPUSORT_API int gpusort_bench_sort(gpusort_context *ctx, const gpusort_layout *l
  * each checked on the host, beside the compute-kernel copy. */
 typedef struct gpusort_bench_scan_result {
   uint32_t struct_size;
-  double copy_seconds;
   uint32_t lookback_tile;  /* elements per look-back tile */
+  double copy_seconds;
   uint32_t algorithms;     /* entries used below */
+  uint32_t reserved;
   struct {
     char name[48];
     double seconds;
     int checked;
+    uint32_t reserved;
   } algorithm[8];
 } gpusort_bench_scan_result;
 

@@ -14,7 +14,7 @@
  * (keys, values, indices, records, counts, scratch) needs
  * VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT, memory
  * allocated with VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT, and an offset that is a multiple of 16
- * (gpusort_vk_requirements says so in data). Vulkan has no query for a buffer's usage, so
+ * (4 for the count buffer) (gpusort_vk_requirements says so in data). Vulkan has no query for a buffer's usage, so
  * gpusort_vk_buffer carries the flags the buffer was created with, and a buffer without the
  * needed ones, too small or misaligned is refused (GPUSORT_ERROR_USAGE) before anything is
  * recorded.
@@ -30,7 +30,7 @@
  *           and access that consumes the output.
  * The scratch buffer must not be used by anything else until the recorded work has finished.
  *
- * Counts: up to 2^30 - 1 keys per sort (look-back counts are 30 bits) and 2^31 - 1 elements
+ * Counts: up to 2^30 - 1 keys per sort (look-back counts are 30 bits) and 2^31 - 16 elements
  * per scan. */
 #ifndef GPUSORT_VULKAN_H
 #define GPUSORT_VULKAN_H
@@ -57,6 +57,7 @@ GPUSORT_API int gpusort_vk_enable_features(VkPhysicalDevice physical_device, VkP
  * pNext chain; NULL: only the required features are assumed, so 64-bit types are refused). */
 typedef struct gpusort_vk_device {
   uint32_t struct_size;
+  uint32_t reserved;
   VkPhysicalDevice physical_device;
   VkDevice device;
   VkPipelineCache pipeline_cache;
@@ -65,33 +66,31 @@ typedef struct gpusort_vk_device {
 } gpusort_vk_device;
 
 #define GPUSORT_VK_DEVICE_INIT(physical_device, device) \
-  {sizeof(gpusort_vk_device), (physical_device), (device), VK_NULL_HANDLE, NULL, NULL}
+  {sizeof(gpusort_vk_device), 0, (physical_device), (device), VK_NULL_HANDLE, NULL, NULL}
 
 /* A range of a caller's buffer. size: bytes from offset that gpusort may use (VK_WHOLE_SIZE
- * is not accepted: say how large it is). usage: the flags the buffer was created with. */
+ * is not accepted: say how large it is). usage: the flags the buffer was created with. A plain
+ * value, like VkDescriptorBufferInfo: its layout is fixed. */
 typedef struct gpusort_vk_buffer {
   VkBuffer buffer;
   VkDeviceSize offset;
   VkDeviceSize size;
   VkBufferUsageFlags usage;
+  uint32_t reserved;
 } gpusort_vk_buffer;
 
 /* What the caller allocates for a sort or scan of up to max_count records. */
 typedef struct gpusort_vk_requirements {
   uint32_t struct_size;
+  VkMemoryAllocateFlags memory_allocate_flags; /* for the memory of all of them */
   VkDeviceSize scratch_size;
   VkDeviceSize scratch_alignment;        /* of the scratch range's offset */
   VkBufferUsageFlags scratch_usage;
   VkBufferUsageFlags data_usage;         /* keys, values, indices, records, counts */
-  VkDeviceSize data_alignment;           /* of their offsets */
-  VkMemoryAllocateFlags memory_allocate_flags; /* for the memory of all of them */
+  VkDeviceSize data_alignment;           /* of their offsets (the count buffer's: 4) */
 } gpusort_vk_requirements;
 
-#ifdef __cplusplus
-#define GPUSORT_VK_REQUIREMENTS_INIT {sizeof(gpusort_vk_requirements)}
-#else
-#define GPUSORT_VK_REQUIREMENTS_INIT {.struct_size = sizeof(gpusort_vk_requirements)}
-#endif
+#define GPUSORT_VK_REQUIREMENTS_INIT GPUSORT_OUTPUT_INIT_(gpusort_vk_requirements)
 
 /* ---- Sorter ------------------------------------------------------------------------------ */
 
@@ -113,10 +112,11 @@ typedef struct gpusort_vk_sorter_info {
   uint32_t record_bytes;
   uint32_t key_offset;
   uint32_t flags;
+  uint32_t reserved;
 } gpusort_vk_sorter_info;
 
 #define GPUSORT_VK_SORTER_INFO_INIT(key_type) \
-  {sizeof(gpusort_vk_sorter_info), (key_type), GPUSORT_TYPE_NONE, GPUSORT_TYPE_NONE, 0, 0, 0}
+  {sizeof(gpusort_vk_sorter_info), (key_type), GPUSORT_TYPE_NONE, GPUSORT_TYPE_NONE, 0, 0, 0, 0}
 
 /* Builds the sorter's pipelines on the device (tens to hundreds of milliseconds; a pipeline
  * cache makes later ones fast). Errors: USAGE, NO_DEVICE (the device lacks something),
@@ -143,6 +143,8 @@ GPUSORT_API int gpusort_vk_sorter_requirements(const gpusort_vk_sorter *sorter, 
  *            rounded up to a multiple of 4 bytes (kernels move whole 32-bit words). */
 typedef struct gpusort_vk_sort_info {
   uint32_t struct_size;
+  uint32_t begin_bit, end_bit; /* as in gpusort_sort_options; 0, 0: all bits */
+  uint32_t reserved;
   uint64_t count;
   uint64_t max_count;
   gpusort_vk_buffer count_buffer;
@@ -152,19 +154,14 @@ typedef struct gpusort_vk_sort_info {
   gpusort_vk_buffer records; /* records */
   gpusort_vk_buffer output;  /* records */
   gpusort_vk_buffer scratch;
-  uint32_t begin_bit, end_bit; /* as in gpusort_sort_options; 0, 0: all bits */
 } gpusort_vk_sort_info;
 
-#ifdef __cplusplus
-#define GPUSORT_VK_SORT_INFO_INIT {sizeof(gpusort_vk_sort_info)}
-#else
-#define GPUSORT_VK_SORT_INFO_INIT {.struct_size = sizeof(gpusort_vk_sort_info)}
-#endif
+#define GPUSORT_VK_SORT_INFO_INIT GPUSORT_OUTPUT_INIT_(gpusort_vk_sort_info)
 
 /* Records the sort into command_buffer, which must be recording, with a queue family that
- * supports compute. Errors (nothing recorded): USAGE for a missing or unsuitable buffer, a bit
- * range outside the key; TOO_LARGE for a count above max_count or beyond what a scratch of
- * that size holds. */
+ * supports compute. Errors (nothing recorded): USAGE for a missing or unsuitable buffer (a
+ * scratch buffer smaller than the requirements for max_count among them), a bit range outside
+ * the key; TOO_LARGE for a count above max_count or beyond what one sort takes. */
 GPUSORT_API int gpusort_vk_cmd_sort(const gpusort_vk_sorter *sorter, VkCommandBuffer command_buffer,
                                     const gpusort_vk_sort_info *info);
 
@@ -178,11 +175,11 @@ typedef struct gpusort_vk_scanner gpusort_vk_scanner;
  * (required); flags: GPUSORT_VK_REDUCE. */
 typedef struct gpusort_vk_scanner_info {
   uint32_t struct_size;
-  const gpusort_scan_options *scan;
   uint32_t flags;
+  const gpusort_scan_options *scan;
 } gpusort_vk_scanner_info;
 
-#define GPUSORT_VK_SCANNER_INFO_INIT(scan_options) {sizeof(gpusort_vk_scanner_info), (scan_options), 0}
+#define GPUSORT_VK_SCANNER_INFO_INIT(scan_options) {sizeof(gpusort_vk_scanner_info), 0, (scan_options)}
 
 GPUSORT_API int gpusort_vk_scanner_create(const gpusort_vk_device *device, const gpusort_vk_scanner_info *info,
                                           gpusort_vk_scanner **scanner);
@@ -191,20 +188,18 @@ GPUSORT_API int gpusort_vk_scanner_requirements(const gpusort_vk_scanner *scanne
                                                 gpusort_vk_requirements *requirements);
 
 /* input: count elements; output: count accumulator-typed results, or with GPUSORT_VK_REDUCE
- * one (the combination of all, the identity of the operator for count 0). */
+ * one (the combination of all, the identity of the operator for count 0), not overlapping
+ * the input. */
 typedef struct gpusort_vk_scan_info {
   uint32_t struct_size;
+  uint32_t reserved;
   uint64_t count;
   gpusort_vk_buffer input;
   gpusort_vk_buffer output;
   gpusort_vk_buffer scratch;
 } gpusort_vk_scan_info;
 
-#ifdef __cplusplus
-#define GPUSORT_VK_SCAN_INFO_INIT {sizeof(gpusort_vk_scan_info)}
-#else
-#define GPUSORT_VK_SCAN_INFO_INIT {.struct_size = sizeof(gpusort_vk_scan_info)}
-#endif
+#define GPUSORT_VK_SCAN_INFO_INIT GPUSORT_OUTPUT_INIT_(gpusort_vk_scan_info)
 
 GPUSORT_API int gpusort_vk_cmd_scan(const gpusort_vk_scanner *scanner, VkCommandBuffer command_buffer,
                                     const gpusort_vk_scan_info *info);

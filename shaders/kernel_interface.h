@@ -45,6 +45,7 @@
 #define GS_SORT_LAST_PASS 2u    /* write keys back as stored */
 #define GS_SORT_INDEX_VALUES 4u /* first pass: each value is its key's input index */
 #define GS_SORT_INDIRECT 8u     /* n and tile counts come from the control block, not pc */
+#define GS_SORT_CLEAR_NEXT 16u  /* each tile zeroes its row of lookback_next for the next pass */
 
 /* radix_histogram.comp: every digit's histogram in one read of the keys. */
 GS_BLOCK_BEGIN(gs_histogram_push)
@@ -72,6 +73,7 @@ GS_BLOCK_BEGIN(gs_onesweep_push)
   GS_ADDRESS values_out;
   GS_ADDRESS digit_starts; /* [pass][GS_RADIX]: the scanned histograms */
   GS_ADDRESS lookback;     /* [tile][GS_RADIX] descriptors, zeroed */
+  GS_ADDRESS lookback_next; /* the next pass's descriptors, zeroed by this pass (GS_SORT_CLEAR_NEXT) */
   GS_ADDRESS control;      /* gs_sort_control: tickets, and with GS_SORT_INDIRECT n and tiles */
   GS_U32 n;
   GS_U32 tiles;
@@ -88,7 +90,6 @@ GS_BLOCK_BEGIN(gs_sort_control)
   GS_U32 n;     /* min(caller's count, the capacity) */
   GS_U32 tiles; /* digit-binning tiles of n keys */
   GS_U32 histogram_groups;
-  GS_U32 lookback_words; /* tiles * GS_RADIX */
   GS_U32 histogram_dispatch[3]; /* VkDispatchIndirectCommand */
   GS_U32 onesweep_dispatch[3];
 GS_BLOCK_END(gs_sort_control)
@@ -169,5 +170,19 @@ GS_BLOCK_BEGIN(gs_reference_blocked_push)
   GS_U32 inclusive;
   GS_U32 no_offsets;
 GS_BLOCK_END(gs_reference_blocked_push)
+
+#ifndef GS_GLSL
+/* Every device offers 128 bytes of push constants (src/vk/device.c refuses others). */
+#define GS_PUSH_FITS(type) _Static_assert(sizeof(type) <= 128, #type " exceeds 128 bytes of push constants")
+GS_PUSH_FITS(gs_histogram_push);
+GS_PUSH_FITS(gs_onesweep_push);
+GS_PUSH_FITS(gs_prepare_indirect_push);
+GS_PUSH_FITS(gs_scan_push);
+GS_PUSH_FITS(gs_gather_push);
+GS_PUSH_FITS(gs_extract_push);
+GS_PUSH_FITS(gs_words_push);
+GS_PUSH_FITS(gs_reference_global_push);
+GS_PUSH_FITS(gs_reference_blocked_push);
+#endif
 
 #endif

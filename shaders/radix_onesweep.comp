@@ -194,6 +194,10 @@ void main() {
   barrier();
   const uint tile = s_ticket;
   if (tile >= g_tiles) return; // surplus workgroup of a folded dispatch
+  // The next pass's descriptors live in a second array that no tile of this pass reads: each
+  // tile zeroes its own row there, instead of a clearing dispatch between the passes.
+  if ((pc.flags & GS_SORT_CLEAR_NEXT) != 0u)
+    for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) WordArray(pc.lookback_next).words[tile * RADIX + d] = 0u;
 
   // Load: subgroup s owns keys [s * SUBGROUP_KEYS, (s + 1) * SUBGROUP_KEYS) of the tile, lane by
   // lane, so every load is contiguous across the subgroup and ranks follow input order.

@@ -4,8 +4,8 @@
 // the capacity the scratch memory was sized for) and derives, on the GPU, what the host
 // derives for a direct sort: tile and workgroup counts and the dispatch sizes of the
 // histogram and digit-binning kernels (folded into x * y like
-// src/vk/kernel.c folds them). One invocation does it all. (Clears and copies are sized
-// for the capacity and read their counts from the control block.)
+// src/vk/kernel.c folds them). One invocation does it all. (Copies are sized for the
+// capacity and read their counts from the control block.)
 #include "lib/common.glsl"
 
 layout(push_constant, std430) uniform Push { gs_prepare_indirect_push pc; };
@@ -22,12 +22,10 @@ void main() {
   const uint tiles = (n + pc.tile_keys - 1u) / pc.tile_keys;
   const uint histogram_groups =
       min((n + pc.histogram_keys_per_group - 1u) / pc.histogram_keys_per_group, pc.histogram_max_groups);
-  const uint lookback_words = tiles * RADIX;
   Control c = Control(pc.control);
   c.control.n = n;
   c.control.tiles = tiles;
   c.control.histogram_groups = histogram_groups;
-  c.control.lookback_words = lookback_words;
   const uvec3 h = folded(histogram_groups), o = folded(tiles);
   for (uint i = 0u; i < 3u; i++) {
     c.control.histogram_dispatch[i] = h[i];

@@ -3,7 +3,8 @@
 
 - the README's "Use it from C" example builds against the installed tree with
   `pkg-config --cflags --libs gpusort`, runs, and prints what the README says;
-- each public header compiles alone as C11 and as C++, with -Wall -Wextra -Werror;
+- each public header compiles alone, and with every _INIT macro in use, as C11 and as C++, with
+  -Wall -Wextra -Werror -pedantic;
 - the shared library has a versioned SONAME and exports only gpusort_* symbols, and the static
   library, the pkg-config file and the man pages gpusort(1) and gpusort(3) are installed;
 - the installed gpusort executable does not need the shared library (one self-contained file).
@@ -88,6 +89,42 @@ class Installed(unittest.TestCase):
                 p = run([compiler, std, "-Wall", "-Wextra", "-Werror", "-pedantic", "-c", src, "-o",
                          os.path.join(ROOT, "alone.o"), *cflags])
                 self.assertEqual(p.returncode, 0, f"{header} as {compiler} {std}:\n{p.stderr}")
+
+    def test_every_initializer_compiles_as_c11_and_cxx(self):
+        """The _INIT macros in use, without a warning in either language."""
+        body = """#include <gpusort_vulkan.h>
+int main(void) {
+  gpusort_context_params params = GPUSORT_CONTEXT_PARAMS_INIT;
+  gpusort_layout keys = GPUSORT_LAYOUT_KEYS(GPUSORT_U32);
+  gpusort_layout pairs = GPUSORT_LAYOUT_PAIRS(GPUSORT_U64, GPUSORT_F32);
+  gpusort_layout records = GPUSORT_LAYOUT_RECORDS(GPUSORT_I32, 16, 4);
+  gpusort_sort_options sort = GPUSORT_SORT_OPTIONS_INIT;
+  gpusort_scan_options scan = GPUSORT_SCAN_OPTIONS_INIT(GPUSORT_F64);
+  gpusort_generate_options gen = GPUSORT_GENERATE_OPTIONS_INIT(100);
+  gpusort_report report = GPUSORT_REPORT_INIT;
+  gpusort_device_info info = GPUSORT_DEVICE_INFO_INIT;
+  gpusort_bench_result bench = GPUSORT_BENCH_RESULT_INIT;
+  gpusort_bench_scan_result scans = GPUSORT_BENCH_SCAN_RESULT_INIT;
+  gpusort_vk_device device = GPUSORT_VK_DEVICE_INIT(VK_NULL_HANDLE, VK_NULL_HANDLE);
+  gpusort_vk_sorter_info sorter = GPUSORT_VK_SORTER_INFO_INIT(GPUSORT_U32);
+  gpusort_vk_sort_info one = GPUSORT_VK_SORT_INFO_INIT;
+  gpusort_vk_scanner_info scanner = GPUSORT_VK_SCANNER_INFO_INIT(&scan);
+  gpusort_vk_scan_info scan_info = GPUSORT_VK_SCAN_INFO_INIT;
+  gpusort_vk_requirements requirements = GPUSORT_VK_REQUIREMENTS_INIT;
+  return params.struct_size + keys.struct_size + pairs.struct_size + records.struct_size + sort.struct_size +
+         gen.struct_size + report.struct_size + info.struct_size + bench.struct_size + scans.struct_size +
+         device.struct_size + sorter.struct_size + one.struct_size + scanner.struct_size + scan_info.struct_size +
+         requirements.struct_size == 0;
+}
+"""
+        cflags = self.pkg_config("--cflags")
+        for compiler, std, ext in [("cc", "-std=c11", "c"), ("c++", "-std=c++11", "cpp")]:
+            src = os.path.join(ROOT, f"init.{ext}")
+            with open(src, "w") as f:
+                f.write(body)
+            p = run([compiler, std, "-Wall", "-Wextra", "-Werror", "-pedantic", "-c", src, "-o",
+                     os.path.join(ROOT, "init.o"), *cflags])
+            self.assertEqual(p.returncode, 0, f"{compiler} {std}:\n{p.stderr}")
 
     def test_shared_library_exports_only_gpusort_names(self):
         p = run(["nm", "-D", "--defined-only", self.shared])

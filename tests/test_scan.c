@@ -5,8 +5,9 @@
  *                           the documented error bound
  *   test_scan acc           widened accumulators (u32 -> u64, i32 -> i64, ints and f32 -> f64)
  *   test_scan wrap          integer sums that overflow wrap modulo 2^width
- *   test_scan levels        reduce-then-scan with two and three levels of tile values (run with
- *                           a small tile: GPUSORT_SCAN_WORKGROUP=64 GPUSORT_SCAN_ROWS=1)
+ *   test_scan levels        reduce-then-scan and reductions with two and three levels of tile
+ *                           values, also with wider accumulators (run with a small tile:
+ *                           GPUSORT_SCAN_WORKGROUP=64 GPUSORT_SCAN_ROWS=1)
  *   test_scan deterministic reduce-then-scan float sums of a few million values, bit-identical
  *                           over repeated runs
  *   test_scan references    the benchmark's textbook scans (Hillis-Steele, Blelloch over global
@@ -325,6 +326,16 @@ int main(int argc, char **argv) {
       printf("tile %llu: sizes %llu and %llu\n", (unsigned long long)tile, (unsigned long long)sizes[0],
              (unsigned long long)sizes[1]);
       run_config(&t, c, false, sizes, 2);
+    }
+    /* Widened accumulators: above level 0 a tile holds half as many (wider) tile values. */
+    const gs_key_type widened[][2] = {{GS_KEY_U32, GS_KEY_U64}, {GS_KEY_F32, GS_KEY_F64}, {GS_KEY_I32, GS_KEY_I64}};
+    for (size_t w = 0; w < 3; w++) {
+      gs_scan_config c = {.input = widened[w][0], .acc = widened[w][1], .op = w == 2 ? GS_SCAN_MAX : GS_SCAN_SUM,
+                          .inclusive = true, .algo = GS_SCAN_REDUCE_THEN_SCAN};
+      const uint64_t tile = tile_of(&t, &c), sizes[] = {tile * tile / 2 + 3, tile * tile + 1};
+      run_config(&t, c, false, sizes, 2);
+      c.reduce_only = true;
+      for (int i = 0; i < 2; i++) check_reduce(&t, &c, sizes[i], "widened, levels");
     }
   } else if (strcmp(mode, "deterministic") == 0) {
     for (int ti = 0; ti < 2; ti++) {

@@ -79,7 +79,8 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlag
   return VK_FALSE;
 }
 
-static void create_instance(app *a) {
+/* The checks run under the validation layer; the timing mode without it (it would be timed). */
+static void create_instance(app *a, bool validate) {
   const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
   const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
   const VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
@@ -88,15 +89,16 @@ static void create_instance(app *a) {
                                       .pEnabledValidationFeatures = enables};
   VkApplicationInfo info = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "test_vulkan_tier",
                             .apiVersion = VK_API_VERSION_1_3};
-  VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pNext = &features,
-                             .pApplicationInfo = &info, .enabledLayerCount = 1, .ppEnabledLayerNames = layers,
-                             .enabledExtensionCount = 1, .ppEnabledExtensionNames = extensions};
+  VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pNext = validate ? &features : NULL,
+                             .pApplicationInfo = &info, .enabledLayerCount = validate, .ppEnabledLayerNames = layers,
+                             .enabledExtensionCount = validate, .ppEnabledExtensionNames = extensions};
   VkResult r = vkCreateInstance(&ci, NULL, &a->instance);
   if (r == VK_ERROR_LAYER_NOT_PRESENT) {
     fprintf(stderr, "FAIL: the Khronos validation layer is not installed (Debian: vulkan-validationlayers)\n");
     exit(1);
   }
   CHECK_VK(r);
+  if (!validate) return;
   VkDebugUtilsMessengerCreateInfoEXT mi = {
       .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
       .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
@@ -234,7 +236,9 @@ static VkDescriptorSet bind3(app *a, const app_buffer *x, const app_buffer *y, c
   return set;
 }
 
-/* Host-visible memory with device addresses: the application's buffers, readable directly. */
+/* Host-visible memory with device addresses: the application's buffers, readable directly;
+ * device-local where the device maps its own memory (resizable BAR), as a GPU-resident
+ * application's buffers would be. */
 static app_buffer make_buffer(app *a, VkDeviceSize size, VkBufferUsageFlags usage) {
   app_buffer b = {.size = size < 16 ? 16 : size, .usage = usage};
   VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = b.size, .usage = usage};
@@ -242,10 +246,13 @@ static app_buffer make_buffer(app *a, VkDeviceSize size, VkBufferUsageFlags usag
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(a->device, b.buffer, &req);
   const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  uint32_t type = 0;
-  while (type < a->memory.memoryTypeCount &&
-         (!(req.memoryTypeBits & (1u << type)) || (a->memory.memoryTypes[type].propertyFlags & want) != want))
-    type++;
+  uint32_t type = a->memory.memoryTypeCount;
+  for (uint32_t t = 0; t < a->memory.memoryTypeCount; t++) {
+    const VkMemoryPropertyFlags f = a->memory.memoryTypes[t].propertyFlags;
+    if (!(req.memoryTypeBits & (1u << t)) || (f & want) != want) continue;
+    if (type == a->memory.memoryTypeCount || (f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) type = t;
+    if (f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) break;
+  }
   VkMemoryAllocateFlagsInfo flags = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
                                      .flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT};
   VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .pNext = &flags,
@@ -455,16 +462,16 @@ static void sort_payload(app *a, const payload_case *c, uint64_t n) {
 static void every_payload(app *a) {
   const payload_case cases[] = {
       {"u32 keys", GPUSORT_VK_SORTER_INFO_INIT(GPUSORT_U32), 0, 0},
-      {"f32 keys, descending", {sizeof(gpusort_vk_sorter_info), GPUSORT_F32, 0, 0, 0, 0, GPUSORT_DESCENDING}, 0, 0},
+      {"f32 keys, descending", {.struct_size = sizeof(gpusort_vk_sorter_info), .key_type = GPUSORT_F32, .flags = GPUSORT_DESCENDING}, 0, 0},
       {"u64 keys, bits 0:40 (five passes)", GPUSORT_VK_SORTER_INFO_INIT(GPUSORT_U64), 0, 40},
-      {"i64 keys, u64 values", {sizeof(gpusort_vk_sorter_info), GPUSORT_I64, GPUSORT_U64, 0, 0, 0, 0}, 0, 0},
+      {"i64 keys, u64 values", {.struct_size = sizeof(gpusort_vk_sorter_info), .key_type = GPUSORT_I64, .value_type = GPUSORT_U64}, 0, 0},
       {"f64 keys, u32 values, descending, bits 8:60",
-       {sizeof(gpusort_vk_sorter_info), GPUSORT_F64, GPUSORT_U32, 0, 0, 0, GPUSORT_DESCENDING}, 8, 60},
-      {"i32 keys, u64 indices", {sizeof(gpusort_vk_sorter_info), GPUSORT_I32, 0, GPUSORT_U64, 0, 0, 0}, 0, 0},
-      {"f32 keys, u32 indices, bits 0:24", {sizeof(gpusort_vk_sorter_info), GPUSORT_F32, 0, GPUSORT_U32, 0, 0, 0}, 0, 24},
-      {"13-byte records, u32 key at byte 5", {sizeof(gpusort_vk_sorter_info), GPUSORT_U32, 0, 0, 13, 5, 0}, 0, 0},
+       {.struct_size = sizeof(gpusort_vk_sorter_info), .key_type = GPUSORT_F64, .value_type = GPUSORT_U32, .flags = GPUSORT_DESCENDING}, 8, 60},
+      {"i32 keys, u64 indices", {.struct_size = sizeof(gpusort_vk_sorter_info), .key_type = GPUSORT_I32, .index_type = GPUSORT_U64}, 0, 0},
+      {"f32 keys, u32 indices, bits 0:24", {.struct_size = sizeof(gpusort_vk_sorter_info), .key_type = GPUSORT_F32, .index_type = GPUSORT_U32}, 0, 24},
+      {"13-byte records, u32 key at byte 5", {.struct_size = sizeof(gpusort_vk_sorter_info), .key_type = GPUSORT_U32, .record_bytes = 13, .key_offset = 5}, 0, 0},
       {"24-byte records, f64 key at byte 8, descending",
-       {sizeof(gpusort_vk_sorter_info), GPUSORT_F64, 0, 0, 24, 8, GPUSORT_DESCENDING}, 0, 0},
+       {.struct_size = sizeof(gpusort_vk_sorter_info), .key_type = GPUSORT_F64, .record_bytes = 24, .key_offset = 8, .flags = GPUSORT_DESCENDING}, 0, 0},
   };
   const uint64_t sizes[] = {0, 1, 1000, 20011};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
@@ -724,7 +731,7 @@ static void destroy(app *a) {
   vkDestroyDevice(a->device, NULL);
   PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger =
       (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(a->instance, "vkDestroyDebugUtilsMessengerEXT");
-  destroy_messenger(a->instance, a->messenger, NULL);
+  if (a->messenger) destroy_messenger(a->instance, a->messenger, NULL);
   vkDestroyInstance(a->instance, NULL);
 }
 
@@ -734,13 +741,14 @@ int main(int argc, char **argv) {
     return 2;
   }
   app a = {0};
-  create_instance(&a);
+  const bool timing = argc > 3 && strcmp(argv[2], "bench") == 0;
+  create_instance(&a, !timing);
   create_device(&a);
   create_app_kernels(&a, argv[1]);
   VkPhysicalDeviceProperties p;
   vkGetPhysicalDeviceProperties(a.physical, &p);
   printf("device: %s\n", p.deviceName);
-  if (argc > 3 && strcmp(argv[2], "bench") == 0) {
+  if (timing) {
     bench(&a, (uint32_t)strtoul(argv[3], NULL, 0), argc > 4 ? (unsigned)strtoul(argv[4], NULL, 0) : 15);
   } else {
     const uint32_t sizes[] = {0, 1, 33, 1000, 70001};

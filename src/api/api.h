@@ -12,6 +12,12 @@ struct gpusort_context {
   gs_context job;
 };
 
+/* The public structs' sizes where pointers are 8 bytes are part of the ABI: a change that
+ * moves one is a break (bump lib_soversion in meson.build); a new field takes the place of a
+ * `reserved` one, or goes at the end. */
+#define GS_API_SIZE(type, bytes) \
+  _Static_assert(sizeof(void *) != 8 || sizeof(type) == (bytes), #type " changed size: an ABI break")
+
 /* Copies a caller's input struct into `full` (`size` bytes, zeroed first: fields the caller's
  * version lacks take their defaults). Usage errors: a struct_size below `oldest` (the size of
  * the struct's first version: an uninitialized struct), or bytes past what this library knows
@@ -20,6 +26,9 @@ int gs_api_copy_in(void *full, size_t size, const void *user, size_t oldest, con
 
 /* Copies a filled output struct back into the caller's, up to the caller's struct_size. */
 int gs_api_copy_out(void *user, const void *full, size_t size, const char *what);
+
+/* A usage error unless a struct's `reserved` field is zero (a later version's field, or junk). */
+int gs_api_check_reserved(uint32_t reserved, const char *what);
 
 /* A usage error unless every bit of `flags` is in `allowed`. */
 int gs_api_check_flags(uint32_t flags, uint32_t allowed, const char *call);

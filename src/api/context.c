@@ -8,6 +8,16 @@
 #include "prim/keys.h"
 #include "util/error.h"
 
+GS_API_SIZE(gpusort_layout, 20);
+GS_API_SIZE(gpusort_context_params, 32);
+GS_API_SIZE(gpusort_device_info, 1168);
+GS_API_SIZE(gpusort_sort_options, 16);
+GS_API_SIZE(gpusort_scan_options, 24);
+GS_API_SIZE(gpusort_report, 336);
+GS_API_SIZE(gpusort_generate_options, 32);
+GS_API_SIZE(gpusort_bench_result, 112);
+GS_API_SIZE(gpusort_bench_scan_result, 536);
+
 unsigned gpusort_version_number(void) { return GPUSORT_VERSION_NUMBER; }
 const char *gpusort_version_string(void) { return GPUSORT_VERSION_STRING; }
 
@@ -82,7 +92,7 @@ void gpusort_remove_temporary_files(void) { gs_remove_temporary_files(); }
 int gs_api_copy_in(void *full, size_t size, const void *user, size_t oldest, const char *what) {
   memset(full, 0, size);
   const uint32_t user_size = *(const uint32_t *)user;
-  if (user_size < oldest)
+  if (user_size < oldest || user_size > size + 4096) /* not a size this struct ever has */
     return gs_fail(GPUSORT_ERROR_USAGE, "%s: struct_size is %u; initialize it with its _INIT macro", what, user_size);
   memcpy(full, user, user_size < size ? user_size : size);
   for (size_t i = size; i < user_size; i++)
@@ -100,6 +110,10 @@ int gs_api_copy_out(void *user, const void *full, size_t size, const char *what)
   memcpy((unsigned char *)user + sizeof(uint32_t), (const unsigned char *)full + sizeof(uint32_t),
          (user_size < size ? user_size : size) - sizeof(uint32_t));
   return GPUSORT_OK;
+}
+
+int gs_api_check_reserved(uint32_t reserved, const char *what) {
+  return reserved ? gs_fail(GPUSORT_ERROR_USAGE, "%s: the reserved field is not zero", what) : GPUSORT_OK;
 }
 
 int gs_api_check_flags(uint32_t flags, uint32_t allowed, const char *call) {
@@ -178,7 +192,9 @@ int gpusort_open(gpusort_context **ctx, const gpusort_context_params *params) {
   gpusort_context_params p = GPUSORT_CONTEXT_PARAMS_INIT;
   int rc;
   if (params && (rc = gs_api_copy_in(&p, sizeof p, params, sizeof p, "gpusort_context_params"))) return rc;
-  if ((rc = gs_api_check_flags(p.flags, GPUSORT_OPEN_DEFERRED, "gpusort_open"))) return rc;
+  if ((rc = gs_api_check_flags(p.flags, GPUSORT_OPEN_DEFERRED, "gpusort_open")) ||
+      (rc = gs_api_check_reserved(p.reserved, "gpusort_context_params")))
+    return rc;
   if (p.device < -1) return gs_fail(GPUSORT_ERROR_USAGE, "gpusort_open: device %d is not an index", (int)p.device);
   if (!(p.timeout_seconds >= 0) || p.timeout_seconds > 1e6)
     return gs_fail(GPUSORT_ERROR_USAGE, "gpusort_open: a timeout of %g s is not a positive number of seconds",

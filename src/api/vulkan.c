@@ -12,6 +12,14 @@
 #include "prim/scan.h"
 #include "util/error.h"
 
+GS_API_SIZE(gpusort_vk_device, 48);
+GS_API_SIZE(gpusort_vk_buffer, 32);
+GS_API_SIZE(gpusort_vk_requirements, 40);
+GS_API_SIZE(gpusort_vk_sorter_info, 32);
+GS_API_SIZE(gpusort_vk_sort_info, 256);
+GS_API_SIZE(gpusort_vk_scanner_info, 16);
+GS_API_SIZE(gpusort_vk_scan_info, 112);
+
 enum { DATA_ALIGNMENT = 16, REGION_ALIGNMENT = 256 };
 
 static const VkBufferUsageFlags DATA_USAGE =
@@ -41,7 +49,7 @@ static int borrow(const gpusort_vk_device *user, gs_device *dev, gs_device_confi
   gpusort_vk_device d;
   int rc = user ? gs_api_copy_in(&d, sizeof d, user, sizeof d, "gpusort_vk_device")
                 : gs_fail(GPUSORT_ERROR_USAGE, "%s: device is NULL", call);
-  if (rc) return rc;
+  if (rc || (rc = gs_api_check_reserved(d.reserved, "gpusort_vk_device"))) return rc;
   if (!d.physical_device || !d.device)
     return gs_fail(GPUSORT_ERROR_USAGE, "%s: the physical device or the device is VK_NULL_HANDLE", call);
   const VkPhysicalDeviceVulkan12Features *f12 = NULL;
@@ -65,6 +73,7 @@ static int borrow(const gpusort_vk_device *user, gs_device *dev, gs_device_confi
 static int check_buffer(const gpusort_vk_buffer *b, VkBufferUsageFlags usage, VkDeviceSize alignment,
                         VkDeviceSize bytes, const char *call, const char *what) {
   if (!b->buffer) return gs_fail(GPUSORT_ERROR_USAGE, "%s: the %s buffer is VK_NULL_HANDLE", call, what);
+  if (b->reserved) return gs_fail(GPUSORT_ERROR_USAGE, "%s: the %s buffer's reserved field is not zero", call, what);
   if ((b->usage & usage) != usage)
     return gs_fail(GPUSORT_ERROR_USAGE, "%s: the %s buffer lacks usage flags 0x%x (it has 0x%x)", call, what,
                    (unsigned)(usage & ~b->usage), (unsigned)b->usage);
@@ -75,6 +84,12 @@ static int check_buffer(const gpusort_vk_buffer *b, VkBufferUsageFlags usage, Vk
     return gs_fail(GPUSORT_ERROR_USAGE, "%s: the %s buffer holds %llu bytes; it needs %llu", call, what,
                    (unsigned long long)(b->size == VK_WHOLE_SIZE ? 0 : b->size), (unsigned long long)bytes);
   return GPUSORT_OK;
+}
+
+static bool overlaps(const gpusort_vk_buffer *a, VkDeviceSize a_bytes, const gpusort_vk_buffer *b,
+                     VkDeviceSize b_bytes) {
+  return a->buffer == b->buffer && a_bytes && b_bytes && a->offset < b->offset + b_bytes &&
+         b->offset < a->offset + a_bytes;
 }
 
 static gs_range range_of(const gs_device *dev, const gpusort_vk_buffer *b) {
@@ -146,7 +161,9 @@ int gpusort_vk_sorter_create(const gpusort_vk_device *device, const gpusort_vk_s
   gpusort_vk_sorter_info in;
   int rc = info ? gs_api_copy_in(&in, sizeof in, info, sizeof in, "gpusort_vk_sorter_info")
                 : gs_fail(GPUSORT_ERROR_USAGE, "%s: info is NULL", call);
-  if (rc || (rc = gs_api_check_flags(in.flags, GPUSORT_DESCENDING, call))) return rc;
+  if (rc || (rc = gs_api_check_flags(in.flags, GPUSORT_DESCENDING, call)) ||
+      (rc = gs_api_check_reserved(in.reserved, "gpusort_vk_sorter_info")))
+    return rc;
   gpusort_vk_sorter *s = calloc(1, sizeof *s);
   if (!s) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
   gs_key_type key = GS_KEY_U32;
@@ -196,9 +213,10 @@ int gpusort_vk_sorter_requirements(const gpusort_vk_sorter *s, uint64_t max_coun
   static const char call[] = "gpusort_vk_sorter_requirements";
   if (!s || !r) return gs_fail(GPUSORT_ERROR_USAGE, "%s: NULL argument", call);
   const uint64_t limit = gs_radix_sort_max_keys(&s->dev, s->sorter.config.key, s->value_bytes);
-  if (max_count > limit)
-    return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%s: %llu keys are more than one sort takes (%llu)", call,
-                   (unsigned long long)max_count, (unsigned long long)limit);
+  if (max_count > limit ||
+      (s->kind == PAYLOAD_RECORDS && !gs_gather_fits(&s->dev, max_count, s->records.record_bytes)))
+    return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%s: %llu keys are more than one sort takes", call,
+                   (unsigned long long)max_count);
   sorter_scratch l;
   sorter_layout(s, max_count, &l);
   gpusort_vk_requirements full = GPUSORT_VK_REQUIREMENTS_INIT;
@@ -243,8 +261,7 @@ static int sort_buffers(const gpusort_vk_sorter *s, const gpusort_vk_sort_info *
     if ((rc = check_buffer(&in->records, DATA_USAGE, DATA_ALIGNMENT, bytes, call, "records")) ||
         (rc = check_buffer(&in->output, DATA_USAGE, DATA_ALIGNMENT, bytes, call, "output")))
       return rc;
-    if (in->records.buffer == in->output.buffer && in->records.offset < in->output.offset + bytes &&
-        in->output.offset < in->records.offset + bytes)
+    if (overlaps(&in->records, bytes, &in->output, bytes))
       return gs_fail(GPUSORT_ERROR_USAGE, "%s: the output overlaps the records", call);
     /* keys extracted into k0; the last pass writes where no copy is needed */
     b->keys = (gs_radix_sort_array){k0, odd ? k1 : k0, odd ? k0 : k1};
@@ -260,7 +277,7 @@ int gpusort_vk_cmd_sort(const gpusort_vk_sorter *s, VkCommandBuffer cb, const gp
   gpusort_vk_sort_info in;
   if (!s || !cb || !info) return gs_fail(GPUSORT_ERROR_USAGE, "%s: NULL argument", call);
   int rc = gs_api_copy_in(&in, sizeof in, info, sizeof in, "gpusort_vk_sort_info");
-  if (rc) return rc;
+  if (rc || (rc = gs_api_check_reserved(in.reserved, "gpusort_vk_sort_info"))) return rc;
   const bool indirect = in.count_buffer.buffer != VK_NULL_HANDLE;
   if (indirect && (!in.max_count || s->kind == PAYLOAD_RECORDS))
     return gs_fail(GPUSORT_ERROR_USAGE, "%s: an indirect sort needs max_count, and sorts keys, values or indices", call);
@@ -352,7 +369,7 @@ int gpusort_vk_cmd_scan(const gpusort_vk_scanner *s, VkCommandBuffer cb, const g
   gpusort_vk_scan_info in;
   if (!s || !cb || !info) return gs_fail(GPUSORT_ERROR_USAGE, "%s: NULL argument", call);
   int rc = gs_api_copy_in(&in, sizeof in, info, sizeof in, "gpusort_vk_scan_info");
-  if (rc) return rc;
+  if (rc || (rc = gs_api_check_reserved(in.reserved, "gpusort_vk_scan_info"))) return rc;
   const gs_scan_config *c = &s->scan.config;
   const uint64_t limit = gs_scan_max_elements(&s->dev, c);
   if (in.count > limit)
@@ -365,6 +382,10 @@ int gpusort_vk_cmd_scan(const gpusort_vk_scanner *s, VkCommandBuffer cb, const g
       (rc = check_buffer(&in.output, DATA_USAGE, DATA_ALIGNMENT, out_bytes, call, "output")) ||
       (rc = check_buffer(&in.scratch, SCRATCH_USAGE, DATA_ALIGNMENT, state, call, "scratch")))
     return rc;
+  /* tiles read their input after others have written results (and a waiting tile may re-read
+   * an earlier tile's input), so the two must not share memory */
+  if (overlaps(&in.input, in_bytes, &in.output, out_bytes))
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: the output overlaps the input", call);
   return gs_scan_record(&s->scan, cb, in.count, in.count, range_of(&s->dev, &in.input), range_of(&s->dev, &in.output),
                         range_of(&s->dev, &in.scratch), NULL);
 }

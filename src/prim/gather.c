@@ -4,8 +4,6 @@
 
 #include "util/error.h"
 
-enum { WORKGROUP = 256 };
-
 bool gs_gather_fits(const gs_device *dev, uint64_t n, unsigned record_bytes) {
   const uint64_t bytes = n * record_bytes; /* byte offsets are 32-bit in the kernels */
   return bytes <= dev->info.max_data_buffer && bytes <= 0xFFFFFFF0ull;
@@ -14,7 +12,8 @@ bool gs_gather_fits(const gs_device *dev, uint64_t n, unsigned record_bytes) {
 int gs_gather_create(gs_device *dev, gs_gather *g) {
   memset(g, 0, sizeof *g);
   g->dev = dev;
-  const uint32_t spec[] = {WORKGROUP, 0};
+  g->workgroup = gs_workgroup_within(dev, 256);
+  const uint32_t spec[] = {g->workgroup, 0};
   int rc = gs_kernel_create(dev, &g->gather, "gather_records", sizeof(gs_gather_push), spec, 2);
   if (!rc) rc = gs_kernel_create(dev, &g->extract[0], "extract_keys_k32", sizeof(gs_extract_push), spec, 2);
   if (!rc && dev->int64) rc = gs_kernel_create(dev, &g->extract[1], "extract_keys_k64", sizeof(gs_extract_push), spec, 2);
@@ -38,7 +37,7 @@ int gs_gather_record(const gs_gather *g, VkCommandBuffer cb, gs_range indices, g
                          .records_out = records_out.address,
                          .n = (uint32_t)n,
                          .record_bytes = record_bytes,
-                         .groups = gs_groups_for(words, WORKGROUP)};
+                         .groups = gs_groups_for(words, g->workgroup)};
   return gs_kernel_dispatch(g->dev, cb, &g->gather, &push, push.groups);
 }
 
@@ -49,6 +48,6 @@ int gs_extract_keys_record(const gs_gather *g, VkCommandBuffer cb, gs_range reco
                           .n = (uint32_t)n,
                           .record_bytes = record_bytes,
                           .key_offset = key_offset,
-                          .groups = gs_groups_for(n, WORKGROUP)};
+                          .groups = gs_groups_for(n, g->workgroup)};
   return gs_kernel_dispatch(g->dev, cb, &g->extract[key_bytes == 8 ? 1 : 0], &push, push.groups);
 }

@@ -10,6 +10,7 @@
 
 typedef struct {
   gs_device *dev;
+  uint32_t workgroup;
   gs_kernel gather, extract[2]; /* extract: [0] 32-bit keys, [1] 64-bit keys */
 } gs_gather;
 

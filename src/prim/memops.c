@@ -4,11 +4,11 @@
 
 #include "util/error.h"
 
-enum { WORKGROUP = 256, WORDS_PER_GROUP = WORKGROUP * 4 * 4 }; /* 4 vectors of 4 words each */
-
 int gs_memops_create(gs_device *dev, gs_memops *m) {
   memset(m, 0, sizeof *m);
-  const uint32_t spec[] = {WORKGROUP, 0};
+  const uint32_t workgroup = gs_workgroup_within(dev, 256);
+  m->words_per_group = workgroup * 4 * 4; /* 4 vectors of 4 words each per invocation */
+  const uint32_t spec[] = {workgroup, 0};
   int rc = gs_kernel_create(dev, &m->clear, "clear_words", sizeof(gs_words_push), spec, 2);
   if (!rc) rc = gs_kernel_create(dev, &m->copy, "copy_words", sizeof(gs_words_push), spec, 2);
   return rc;
@@ -28,14 +28,14 @@ static int words_limit(uint64_t words) {
 int gs_record_clear(const gs_device *dev, VkCommandBuffer cb, const gs_memops *m, gs_range dst, uint64_t words) {
   if (words_limit(words)) return GPUSORT_ERROR_TOO_LARGE;
   gs_words_push push = {.destination = dst.address, .words = (uint32_t)words};
-  return gs_kernel_dispatch(dev, cb, &m->clear, &push, gs_groups_for(words, WORDS_PER_GROUP));
+  return gs_kernel_dispatch(dev, cb, &m->clear, &push, gs_groups_for(words, m->words_per_group));
 }
 
 int gs_record_copy(const gs_device *dev, VkCommandBuffer cb, const gs_memops *m, gs_range src, gs_range dst,
                    uint64_t words) {
   if (words_limit(words)) return GPUSORT_ERROR_TOO_LARGE;
   gs_words_push push = {.source = src.address, .destination = dst.address, .words = (uint32_t)words};
-  return gs_kernel_dispatch(dev, cb, &m->copy, &push, gs_groups_for(words, WORDS_PER_GROUP));
+  return gs_kernel_dispatch(dev, cb, &m->copy, &push, gs_groups_for(words, m->words_per_group));
 }
 
 int gs_record_counted(const gs_device *dev, VkCommandBuffer cb, const gs_memops *m, const gs_range *src, gs_range dst,
@@ -46,5 +46,5 @@ int gs_record_counted(const gs_device *dev, VkCommandBuffer cb, const gs_memops 
                         .count = count,
                         .words = scale,
                         .flags = GS_WORDS_FROM_MEMORY};
-  return gs_kernel_dispatch(dev, cb, src ? &m->copy : &m->clear, &push, gs_groups_for(max_words, WORDS_PER_GROUP));
+  return gs_kernel_dispatch(dev, cb, src ? &m->copy : &m->clear, &push, gs_groups_for(max_words, m->words_per_group));
 }

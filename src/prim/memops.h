@@ -9,6 +9,7 @@
 
 typedef struct {
   gs_kernel clear, copy;
+  uint32_t words_per_group;
 } gs_memops;
 
 int gs_memops_create(gs_device *dev, gs_memops *m);

@@ -68,7 +68,9 @@ int gs_radix_sort_create(gs_device *dev, const gs_memops *memops, const gs_devic
     return gs_fail(GPUSORT_ERROR_NO_DEVICE, "%s cannot sort 64-bit keys or values (no shaderInt64)", dev->info.name);
   int rc = choose_tile(s, config);
   if (rc) return rc;
-  s->histogram_workgroup_size = HISTOGRAM_WORKGROUP < dev->subgroup_size ? dev->subgroup_size : HISTOGRAM_WORKGROUP;
+  const uint32_t hist_wg =
+      gs_workgroup_within(dev, HISTOGRAM_WORKGROUP < dev->subgroup_size ? dev->subgroup_size : HISTOGRAM_WORKGROUP);
+  s->histogram_workgroup_size = hist_wg;
 
   const bool wide = s->info->bytes == 8;
   const uint32_t kind = (uint32_t)s->info->kind, desc = sort_config->descending ? 1 : 0;
@@ -80,7 +82,7 @@ int gs_radix_sort_create(gs_device *dev, const gs_memops *memops, const gs_devic
   snprintf(pass_name, sizeof pass_name, "radix_onesweep_k%u", wide ? 64 : 32);
   if (sort_config->value_bytes)
     snprintf(pass_name + strlen(pass_name), sizeof pass_name - strlen(pass_name), "_v%u", sort_config->value_bytes * 8);
-  const uint32_t scan_spec[] = {HISTOGRAM_WORKGROUP, 0};
+  const uint32_t scan_spec[] = {hist_wg, 0};
   if ((rc = gs_kernel_create(dev, &s->histogram, wide ? "radix_histogram_k64" : "radix_histogram_k32",
                              sizeof(gs_histogram_push), hist_spec, 4)) ||
       (rc = gs_kernel_create(dev, &s->scan_histograms, "radix_scan_histograms", sizeof(gs_scan_histograms_push),
@@ -108,10 +110,16 @@ void gs_radix_sort_destroy(gs_radix_sort *s) {
   memset(s, 0, sizeof *s);
 }
 
+/* Look-back descriptors of one pass: a row of GS_RADIX per tile. */
+static VkDeviceSize lookback_bytes(const gs_radix_sort *s, uint64_t max_n) {
+  return ((VkDeviceSize)tiles_for(s, max_n) + 1) * GS_RADIX * 4;
+}
+
 /* The state block: the control block (tickets, indirect counts and dispatches), the digit
- * histograms, then one look-back row of GS_RADIX descriptors per tile. */
+ * histograms, then two arrays of look-back descriptors: passes use them in turn, and each
+ * pass zeroes the other for the next. */
 VkDeviceSize gs_radix_sort_state_bytes(const gs_radix_sort *s, uint64_t max_n) {
-  return STATE_CONTROL_BYTES + STATE_HISTOGRAM_BYTES + ((VkDeviceSize)tiles_for(s, max_n) + 1) * GS_RADIX * 4;
+  return STATE_CONTROL_BYTES + STATE_HISTOGRAM_BYTES + 2 * lookback_bytes(s, max_n);
 }
 
 int gs_radix_sort_passes(const gs_radix_sort *s, unsigned begin_bit, unsigned end_bit, unsigned *passes) {
@@ -141,7 +149,7 @@ typedef struct {
   const gs_radix_sort *s;
   VkCommandBuffer cb;
   const gs_radix_sort_buffers *b;
-  gs_range control, histograms, lookback;
+  gs_range control, histograms, lookback[2];
   bool indirect;
   uint64_t max_tiles;
 } recording;
@@ -150,10 +158,13 @@ static gs_range control_field(const recording *r, size_t offset, size_t size) {
   return gs_subrange(r->control, offset, size);
 }
 
-/* Zeroed tickets and histograms; for an indirect sort, the count and dispatch sizes. */
+/* Zeroed tickets, histograms and the first pass's descriptors (the three lie one after the
+ * other: one clear); for an indirect sort, the count and dispatch sizes. */
 static int record_start(const recording *r, const gs_radix_sort_run *run) {
   const gs_radix_sort *s = r->s;
-  int rc = gs_record_clear(s->dev, r->cb, s->memops, r->control, (STATE_CONTROL_BYTES + STATE_HISTOGRAM_BYTES) / 4);
+  const uint64_t tiles = r->indirect ? r->max_tiles : tiles_for(s, run->n);
+  int rc = gs_record_clear(s->dev, r->cb, s->memops, r->control,
+                           (STATE_CONTROL_BYTES + STATE_HISTOGRAM_BYTES) / 4 + tiles * GS_RADIX);
   if (rc || !r->indirect) return rc;
   gs_prepare_indirect_push pp = {.count = r->b->count.address,
                                  .control = r->control.address,
@@ -193,13 +204,7 @@ static int record_histograms(const recording *r, const gs_radix_sort_run *run, u
 static int record_pass(const recording *r, const gs_radix_sort_run *run, gs_onesweep_push *pp) {
   const gs_radix_sort *s = r->s;
   const uint32_t tiles = tiles_for(s, run->n);
-  int rc;
-  if (r->indirect)
-    rc = gs_record_counted(s->dev, r->cb, s->memops, NULL, r->lookback,
-                           r->control.address + offsetof(gs_sort_control, lookback_words), 1, r->max_tiles * GS_RADIX);
-  else
-    rc = gs_record_clear(s->dev, r->cb, s->memops, r->lookback, (uint64_t)tiles * GS_RADIX);
-  if (rc) return rc;
+  int rc = GPUSORT_OK;
   /* `onesweep_plain` has the same interface, for passes that neither map nor unmap keys */
   const gs_kernel *k =
       (pp->flags & (GS_SORT_FIRST_PASS | GS_SORT_LAST_PASS)) || !s->onesweep_plain.pipeline ? &s->onesweep
@@ -253,8 +258,9 @@ int gs_radix_sort_record(const gs_radix_sort *s, VkCommandBuffer cb, const gs_ra
   recording r = {.s = s, .cb = cb, .b = b, .indirect = indirect, .max_tiles = tiles_for(s, run->max_n)};
   r.control = gs_subrange(b->state, 0, STATE_CONTROL_BYTES);
   r.histograms = gs_subrange(b->state, STATE_CONTROL_BYTES, STATE_HISTOGRAM_BYTES);
-  r.lookback = gs_subrange(b->state, STATE_CONTROL_BYTES + STATE_HISTOGRAM_BYTES,
-                           (r.max_tiles + 1) * GS_RADIX * 4);
+  const VkDeviceSize lookback = lookback_bytes(s, run->max_n);
+  for (int i = 0; i < 2; i++)
+    r.lookback[i] = gs_subrange(b->state, STATE_CONTROL_BYTES + STATE_HISTOGRAM_BYTES + i * lookback, lookback);
 
   gs_cmd_barrier(cb); /* after earlier work on the same arrays and state */
   if (ts) gs_timestamps_write(cb, ts, 0);
@@ -281,7 +287,8 @@ int gs_radix_sort_record(const gs_radix_sort *s, VkCommandBuffer cb, const gs_ra
                            .values_in = !values ? 0 : p == 0 ? b->values.in.address : value_writes[p - 1].address,
                            .values_out = values ? value_writes[p].address : 0,
                            .digit_starts = r.histograms.address,
-                           .lookback = r.lookback.address,
+                           .lookback = r.lookback[p % 2].address,
+                           .lookback_next = r.lookback[(p + 1) % 2].address,
                            .control = r.control.address,
                            .n = (uint32_t)run->n,
                            .tiles = tiles_for(s, run->n),
@@ -291,6 +298,7 @@ int gs_radix_sort_record(const gs_radix_sort *s, VkCommandBuffer cb, const gs_ra
                            .flags = indirect ? GS_SORT_INDIRECT : 0};
     if (p == 0) pp.flags |= GS_SORT_FIRST_PASS;
     if (p + 1 == passes) pp.flags |= GS_SORT_LAST_PASS;
+    else pp.flags |= GS_SORT_CLEAR_NEXT;
     if (p == 0 && run->index_values) pp.flags |= GS_SORT_INDEX_VALUES;
     if ((rc = record_pass(&r, run, &pp))) return rc;
     if (ts && p + 1 < passes) gs_timestamps_write(cb, ts, 2 + p);

@@ -28,6 +28,9 @@ int gs_scan_check_config(const gs_device *dev, const gs_scan_config *c) {
       return gs_fail(GPUSORT_ERROR_USAGE, "a %s accumulator is narrower than the %s input", acc->name, in->name);
     if (in->kind == GS_KEY_KIND_FLOAT && acc->kind != GS_KEY_KIND_FLOAT)
       return gs_fail(GPUSORT_ERROR_USAGE, "a float input needs a float accumulator (f64), not %s", acc->name);
+    if (in->kind == GS_KEY_KIND_SIGNED && acc->kind == GS_KEY_KIND_UNSIGNED)
+      return gs_fail(GPUSORT_ERROR_USAGE, "a signed input needs a signed or float accumulator (i64, f64), not %s",
+                     acc->name);
     if (acc->bytes == in->bytes && acc->kind != in->kind)
       return gs_fail(GPUSORT_ERROR_USAGE, "an accumulator as wide as the %s input must be of its type, not %s",
                      in->name, acc->name);
@@ -110,7 +113,17 @@ void gs_scan_destroy(gs_scan *s) {
   memset(s, 0, sizeof *s);
 }
 
-static uint64_t tiles_of(const gs_scan *s, uint64_t count) { return gs_groups_for(count, s->tile); }
+/* Elements of a tile at a level: the kernel's tile holds WORKGROUP x ROWS 16-byte vectors of
+ * its elements, input elements at level 0 and accumulator-typed tile values above (of half as
+ * many elements when the accumulator is wider). */
+static uint64_t tile_at(const gs_scan *s, unsigned level) {
+  const unsigned bytes = gs_key_info_of(level ? s->config.acc : s->config.input)->bytes;
+  return (uint64_t)s->workgroup_size * s->rows * (16 / bytes);
+}
+
+static uint64_t tiles_of(const gs_scan *s, uint64_t count, unsigned level) {
+  return gs_groups_for(count, tile_at(s, level));
+}
 
 static VkDeviceSize round16(VkDeviceSize bytes) { return (bytes + 15) & ~(VkDeviceSize)15; }
 
@@ -119,12 +132,12 @@ static VkDeviceSize round16(VkDeviceSize bytes) { return (bytes + 15) & ~(VkDevi
  * number of levels above the input and each level's offset in the state block. */
 static unsigned spine_layout(const gs_scan *s, uint64_t n, VkDeviceSize *offsets, uint64_t *counts) {
   const unsigned acc = gs_key_info_of(s->config.acc)->bytes;
-  const uint64_t top = s->config.reduce_only ? 1 : s->tile;
   unsigned levels = 0;
   VkDeviceSize at = 0;
   counts[0] = n ? n : 1;
-  while ((counts[levels] > top || (s->config.reduce_only && levels == 0)) && levels + 1 < GS_SCAN_MAX_LEVELS) {
-    counts[levels + 1] = tiles_of(s, counts[levels]);
+  while ((counts[levels] > (s->config.reduce_only ? 1 : tile_at(s, levels)) || (s->config.reduce_only && levels == 0)) &&
+         levels + 1 < GS_SCAN_MAX_LEVELS) {
+    counts[levels + 1] = tiles_of(s, counts[levels], levels);
     levels++;
     offsets[levels] = at;
     at += round16(counts[levels] * acc);
@@ -136,7 +149,7 @@ static unsigned spine_layout(const gs_scan *s, uint64_t n, VkDeviceSize *offsets
 VkDeviceSize gs_scan_state_bytes(const gs_scan *s, uint64_t max_n) {
   if (s->config.algo == GS_SCAN_LOOKBACK && !s->config.reduce_only) {
     const VkDeviceSize per_tile = s->split_descriptors ? 5 * 4 : 8;
-    return CONTROL_BYTES + round16(tiles_of(s, max_n ? max_n : 1) * per_tile);
+    return CONTROL_BYTES + round16(tiles_of(s, max_n ? max_n : 1, 0) * per_tile);
   }
   VkDeviceSize offsets[GS_SCAN_MAX_LEVELS + 1];
   uint64_t counts[GS_SCAN_MAX_LEVELS + 1];
@@ -173,13 +186,13 @@ int gs_scan_record(const gs_scan *s, VkCommandBuffer cb, uint64_t n, uint64_t ma
     const gs_range tickets = gs_subrange(state, 0, CONTROL_BYTES);
     const gs_range descriptors = gs_subrange(state, CONTROL_BYTES, state.size - CONTROL_BYTES);
     const VkDeviceSize per_tile = s->split_descriptors ? 5 * 4 : 8;
-    rc = gs_record_clear(s->dev, cb, s->memops, state, (CONTROL_BYTES + tiles_of(s, n) * per_tile) / 4);
+    rc = gs_record_clear(s->dev, cb, s->memops, state, (CONTROL_BYTES + tiles_of(s, n, 0) * per_tile) / 4);
     gs_scan_push push = {.elements = input.address,
                          .results = output.address,
                          .tickets = tickets.address,
                          .tile_data = descriptors.address,
                          .n = (uint32_t)n,
-                         .tiles = (uint32_t)tiles_of(s, n)};
+                         .tiles = (uint32_t)tiles_of(s, n, 0)};
     if (!rc) rc = dispatch(s, cb, &s->lookback, &push);
   } else {
     /* Reduce level by level until one tile holds the tile values, scan that tile, then scan
@@ -199,7 +212,7 @@ int gs_scan_record(const gs_scan *s, VkCommandBuffer cb, uint64_t n, uint64_t ma
                            .results = l == 0 ? output.address : level,
                            .tile_data = l < levels ? state.address + offsets[l + 1] : 0,
                            .n = (uint32_t)count[l],
-                           .tiles = (uint32_t)tiles_of(s, count[l]),
+                           .tiles = (uint32_t)tiles_of(s, count[l], l),
                            .flags = l == levels ? GS_SCAN_TILE_NO_PREFIX : 0};
       rc = dispatch(s, cb, &s->downsweep[l ? 1 : 0], &push);
     }

@@ -40,7 +40,8 @@ typedef struct {
   gs_device *dev;
   const gs_memops *memops;
   gs_scan_config config;
-  uint32_t workgroup_size, rows, tile; /* tile: elements per workgroup */
+  uint32_t workgroup_size, rows, tile; /* tile: input elements per workgroup (tile values above
+                                        * level 0 take 16-byte vectors of the accumulator) */
   bool split_descriptors;
   gs_kernel lookback, reduce[2], downsweep[2]; /* [0] reads the input, [1] the tile values */
 } gs_scan;

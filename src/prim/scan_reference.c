@@ -25,7 +25,7 @@ int gs_scan_reference_create(gs_device *dev, const gs_memops *memops, gs_scan_re
   r->dev = dev;
   r->memops = memops;
   r->capacity = capacity ? capacity : 1;
-  r->workgroup_size = 256;
+  r->workgroup_size = gs_workgroup_within(dev, 256);
   r->padded = 1;
   while (r->padded < r->capacity) r->padded <<= 1;
   int rc;

@@ -40,6 +40,13 @@ int gs_kernel_dispatch(const gs_device *dev, VkCommandBuffer cb, const gs_kernel
 /* The same with the group counts read by the GPU from a VkDispatchIndirectCommand. */
 void gs_kernel_dispatch_indirect(VkCommandBuffer cb, const gs_kernel *k, const void *push, gs_range command);
 
+/* `want` invocations, halved until the device takes them (every device gpusort runs on takes
+ * 128; a multiple of any subgroup size). */
+static inline uint32_t gs_workgroup_within(const gs_device *dev, uint32_t want) {
+  while (want > dev->info.max_workgroup_size && want > 128) want /= 2;
+  return want;
+}
+
 /* How many workgroups of `per_group` items cover `items`. */
 static inline uint32_t gs_groups_for(uint64_t items, uint64_t per_group) {
   return (uint32_t)((items + per_group - 1) / per_group);
