@@ -25,7 +25,7 @@ void main() {
   for (uint i = lid; i < bins; i += WORKGROUP_SIZE) s_histograms[i] = 0u;
   barrier();
 
-  KeyArray keys = KeyArray(pc.keys);
+  KeysIn keys = KeysIn(pc.keys);
   const uint stride = groups * WORKGROUP_SIZE;
   for (uint i = group * WORKGROUP_SIZE + lid; i < n; i += stride) {
     const key_t ordered = key_to_ordered(keys.keys[i]);

@@ -24,10 +24,12 @@ layout(constant_id = GS_SPEC_TILE_ROWS) const uint KEYS_PER_THREAD = 9;
 
 #if VALUE_WORDS == 2
 #define value_t uint64_t
-layout(buffer_reference, std430, buffer_reference_align = 8) buffer ValueArray { value_t values[]; };
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly restrict buffer ValuesIn { value_t values[]; };
+layout(buffer_reference, std430, buffer_reference_align = 8) writeonly restrict buffer ValuesOut { value_t values[]; };
 #elif VALUE_WORDS == 1
 #define value_t uint
-layout(buffer_reference, std430, buffer_reference_align = 4) buffer ValueArray { value_t values[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) readonly restrict buffer ValuesIn { value_t values[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) writeonly restrict buffer ValuesOut { value_t values[]; };
 #endif
 
 layout(push_constant, std430) uniform Push { gs_onesweep_push pc; };
@@ -65,7 +67,7 @@ uint digit_of(key_t ordered) { return key_digit(ordered, pc.shift, pc.bits); }
 uint g_n, g_tiles;
 
 key_t load_key(uint index) {
-  const key_t k = KeyArray(pc.keys_in).keys[index];
+  const key_t k = KeysIn(pc.keys_in).keys[index];
   return (pc.flags & GS_SORT_FIRST_PASS) != 0u ? key_to_ordered(k) : k;
 }
 
@@ -89,7 +91,7 @@ key_t staged_key(uint position) {
 #if VALUE_WORDS > 0
 value_t load_value(uint index) {
   if ((pc.flags & GS_SORT_INDEX_VALUES) != 0u) return value_t(index);
-  return ValueArray(pc.values_in).values[index];
+  return ValuesIn(pc.values_in).values[index];
 }
 
 void stage_value(uint position, value_t v) {
@@ -276,7 +278,7 @@ void main() {
     if (j < valid) {
       const key_t k = staged_key(j);
       const uint to = s_digit_dest[digit_of(k)] + j;
-      KeyArray(pc.keys_out).keys[to] = (pc.flags & GS_SORT_LAST_PASS) != 0u ? key_from_ordered(k) : k;
+      KeysOut(pc.keys_out).keys[to] = (pc.flags & GS_SORT_LAST_PASS) != 0u ? key_from_ordered(k) : k;
 #if VALUE_WORDS > 0
       dest[i] = to;
 #endif
@@ -293,7 +295,7 @@ void main() {
   barrier();
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
     const uint j = lid + i * WORKGROUP_SIZE;
-    if (j < valid) ValueArray(pc.values_out).values[dest[i]] = staged_value(j);
+    if (j < valid) ValuesOut(pc.values_out).values[dest[i]] = staged_value(j);
   }
 #endif
 }

@@ -126,6 +126,11 @@ static void devices_and_contexts(gpusort_context **ctx) {
   expect_status(gpusort_open(&c, &p), GPUSORT_ERROR_USAGE, "a negative timeout");
   p.struct_size = 0;
   expect_status(gpusort_open(&c, &p), GPUSORT_ERROR_USAGE, "uninitialized params");
+  p.struct_size = 0x7FFFFFF0u; /* junk: never read past the struct */
+  expect_status(gpusort_open(&c, &p), GPUSORT_ERROR_USAGE, "a struct_size no struct has");
+  p = (gpusort_context_params)GPUSORT_CONTEXT_PARAMS_INIT;
+  p.reserved = 1;
+  expect_status(gpusort_open(&c, &p), GPUSORT_ERROR_USAGE, "a reserved field that is not zero");
   expect_status(gpusort_open(NULL, NULL), GPUSORT_ERROR_USAGE, "no context pointer");
   /* a program built against a later header: unknown fields must be zero */
   struct {
@@ -460,6 +465,9 @@ static void error_paths(gpusort_context *ctx) {
   s = (gpusort_scan_options)GPUSORT_SCAN_OPTIONS_INIT(GPUSORT_F32);
   s.acc = GPUSORT_I64;
   expect_status(gpusort_scan(ctx, data, data, 8, &s), GPUSORT_ERROR_USAGE, "an integer accumulator for floats");
+  s = (gpusort_scan_options)GPUSORT_SCAN_OPTIONS_INIT(GPUSORT_I32);
+  s.acc = GPUSORT_U64, s.op = GPUSORT_MIN;
+  expect_status(gpusort_scan(ctx, data, data, 8, &s), GPUSORT_ERROR_USAGE, "an unsigned accumulator for signed input");
   expect_status(gpusort_scan(ctx, data, data, 8, NULL), GPUSORT_ERROR_USAGE, "no scan options");
   s = (gpusort_scan_options)GPUSORT_SCAN_OPTIONS_INIT(GPUSORT_U32);
   s.flags = GPUSORT_EXCLUSIVE;

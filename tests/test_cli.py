@@ -709,6 +709,27 @@ class Robustness(CliTest):
         self.assertFalse(os.path.exists(self.path("o")))
         self.assert_no_temp_files()
 
+    def test_interrupted_run_leaves_nothing(self):
+        """SIGINT or SIGTERM while the output's temporary file exists: the process dies of the
+        signal, and neither the temporary file nor the output remains."""
+        import signal
+        import time
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            out = self.path("big.bin")
+            proc = subprocess.Popen([GPUSORT, "gen", "-q", "--keys", "u64", "-n", "2^27", out],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            deadline = time.time() + 60
+            while proc.poll() is None and time.time() < deadline:
+                if any(".gpusort-" in f for f in os.listdir(self.dir)):
+                    break
+                time.sleep(0.001)
+            self.assertIsNone(proc.poll(), "gen ended before it could be interrupted")
+            proc.send_signal(sig)
+            proc.communicate(timeout=60)
+            self.assertEqual(proc.returncode, -sig)
+            self.assertFalse(os.path.exists(out))
+            self.assert_no_temp_files()
+
 
 class Gen(CliTest):
     def gen(self, name, *args):

@@ -6,12 +6,18 @@
 // otherwise (IEEE 754 totalOrder); descending order complements the result, which keeps
 // the sort stable where reversing the output would not.
 
+// Key arrays by device address: read-write, and the read-only and write-only views a sort pass
+// uses for its input and output (which never alias within a pass: src/prim/radix_sort.c).
 #if KEY_BITS == 64
 #define key_t uint64_t
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer KeyArray { key_t keys[]; };
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly restrict buffer KeysIn { key_t keys[]; };
+layout(buffer_reference, std430, buffer_reference_align = 8) writeonly restrict buffer KeysOut { key_t keys[]; };
 #else
 #define key_t uint
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer KeyArray { key_t keys[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) readonly restrict buffer KeysIn { key_t keys[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) writeonly restrict buffer KeysOut { key_t keys[]; };
 #endif
 
 layout(constant_id = GS_SPEC_KEY_KIND) const uint KEY_KIND = 0; // 0 unsigned, 1 signed, 2 float

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/error.h"
@@ -67,6 +69,34 @@ int gs_output_preflight(const char *path, bool force, const gs_input *input) {
   return GPUSORT_OK;
 }
 
+/* Creates ".BASE.gpusort-XXXXXX" beside the output, registered for removal before it exists,
+ * so that no moment passes in which a signal would leave it behind. Returns 0 or an errno. */
+static int create_temp(gs_output *out, int dir_len, const char *base) {
+  static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const size_t size = strlen(out->path) + 32;
+  for (int attempt = 0; attempt < 100; attempt++) {
+    unsigned char r[6];
+    if (getrandom(r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+      const uint64_t x = (uint64_t)time(NULL) * 6364136223846793005ull + (uint64_t)getpid() * 1442695040888963407ull +
+                         (uint64_t)attempt;
+      memcpy(r, &x, sizeof r);
+    }
+    char suffix[7];
+    for (int i = 0; i < 6; i++) suffix[i] = letters[r[i] % (sizeof letters - 1)];
+    suffix[6] = '\0';
+    snprintf(out->temp_path, size, "%.*s.%s.gpusort-%s", dir_len, out->path, base, suffix);
+    out->temp_slot = guard_temp(out->temp_path);
+    /* 0666 less the umask: the permissions a new file gets */
+    out->fd = open(out->temp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (out->fd >= 0) return 0;
+    const int err = errno;
+    unguard_temp(out->temp_slot);
+    out->temp_slot = -1;
+    if (err != EEXIST) return err;
+  }
+  return EEXIST;
+}
+
 int gs_output_open(gs_output *out, const char *path) {
   memset(out, 0, sizeof *out);
   out->fd = -1;
@@ -92,19 +122,12 @@ int gs_output_open(gs_output *out, const char *path) {
   size_t size = strlen(path) + 32;
   out->temp_path = malloc(size);
   if (!out->temp_path) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
-  snprintf(out->temp_path, size, "%.*s.%s.gpusort-XXXXXX", dir_len, path, base);
-  out->fd = mkostemp(out->temp_path, O_CLOEXEC);
+  const int err = create_temp(out, dir_len, base);
   if (out->fd < 0) {
-    int err = errno;
     free(out->temp_path);
     out->temp_path = NULL;
     return gs_fail(GPUSORT_ERROR_IO, "cannot create a file beside %s: %s", path, strerror(err));
   }
-  out->temp_slot = guard_temp(out->temp_path);
-  /* mkostemp makes the file private (0600); give it the permissions a new file would get. */
-  mode_t mask = umask(0);
-  umask(mask);
-  fchmod(out->fd, 0666 & ~mask);
   return GPUSORT_OK;
 }
 
