@@ -4,11 +4,13 @@
 #
 # usage: scripts/gpu-bench.sh BUILD_DIR ANCHORS_DIR RESULTS_DIR [STEPS]
 #   ANCHORS_DIR holds cub_bench.cu and e2e_peers.py (CUB radix sort/scan and device copy;
-#   numpy and CuPy file-to-file sorts). STEPS (default "tests anchors bench e2e") picks parts.
+#   numpy and CuPy file-to-file sorts). STEPS (default "tests anchors bench vulkan e2e") picks
+#   parts; "vulkan" times a sort recorded through the Vulkan tier in an application's own
+#   command buffer (tests/test_vulkan_tier bench) beside gpusort bench.
 # Logs go to RESULTS_DIR; a summary is printed last.
 set -u
 build=$1 anchors=$2 results=$3
-steps=${4:-tests anchors bench e2e}
+steps=${4:-tests anchors bench vulkan e2e}
 mkdir -p "$results"
 has() { [[ " $steps " == *" $1 "* ]]; }
 log() { echo "== $*" | tee -a "$results/summary.txt"; }
@@ -19,25 +21,29 @@ log "GPU: $(cat "$results/gpu.txt")"
 "$build/gpusort" devices | tee "$results/devices.txt"
 
 if has tests; then
-  for mode in matrix types bits stability large fallback; do
+  for mode in matrix types bits stability large fallback placements; do
     "$build/tests/test_sort" $mode > "$results/test_sort_$mode.txt" 2>&1
     log "test_sort $mode: rc=$? $(tail -1 "$results/test_sort_$mode.txt")"
   done
   GPUSORT_MAX_WORKGROUPS=5 "$build/tests/test_sort" fold > "$results/test_sort_fold.txt" 2>&1
   log "test_sort fold: rc=$? $(tail -1 "$results/test_sort_fold.txt")"
-  for mode in matrix acc wrap references deterministic; do
+  for mode in matrix acc wrap references deterministic reduce; do
     "$build/tests/test_scan" $mode > "$results/test_scan_$mode.txt" 2>&1
     log "test_scan $mode: rc=$? $(tail -1 "$results/test_scan_$mode.txt")"
   done
   GPUSORT_SCAN_SPLIT=1 "$build/tests/test_scan" matrix > "$results/test_scan_split.txt" 2>&1
   log "test_scan matrix, split descriptors: rc=$? $(tail -1 "$results/test_scan_split.txt")"
+  GPUSORT_SCAN_WORKGROUP=64 GPUSORT_SCAN_ROWS=1 "$build/tests/test_scan" levels > "$results/test_scan_levels.txt" 2>&1
+  log "test_scan levels: rc=$? $(tail -1 "$results/test_scan_levels.txt")"
+  "$build/tests/test_api" /tmp/gpusort-api-work > "$results/test_api.txt" 2>&1
+  log "test_api: rc=$? $(tail -1 "$results/test_api.txt")"
   python3 tests/test_cli.py "$build/gpusort" . > "$results/test_cli.txt" 2>&1
   log "test_cli: rc=$? $(tail -1 "$results/test_cli.txt")"
 fi
 
 if has anchors; then
   nvcc -O3 -arch=native -o /tmp/cub_bench "$anchors/cub_bench.cu" > "$results/nvcc.txt" 2>&1 &&
-    /tmp/cub_bench > "$results/cub.txt" 2>&1
+    /tmp/cub_bench 16 20 24 26 28 > "$results/cub.txt" 2>&1
   log "CUB anchors (rc=$?):"
   grep -E "n=(16777216|67108864|268435456) " "$results/cub.txt" | tee -a "$results/summary.txt"
 fi
@@ -52,6 +58,14 @@ if has bench; then
   "$build/gpusort" bench --scan-algos --sizes 2^24,2^26,2^28 > "$results/bench_scan.txt" 2>&1
   log "gpusort bench --scan-algos (rc=$?):"
   tail -n +4 "$results/bench_scan.txt" | tee -a "$results/summary.txt"
+fi
+
+if has vulkan; then
+  log "Vulkan tier (an application's own command buffer and timestamps) beside gpusort bench:"
+  for n in 16777216 268435456; do
+    "$build/tests/test_vulkan_tier" "$build/tests" bench $n 15 2>&1 | grep -E "median|failed" | tee -a "$results/summary.txt"
+    "$build/gpusort" bench --sizes $n --reps 15 | tail -1 | tee -a "$results/summary.txt"
+  done
 fi
 
 if has e2e; then
