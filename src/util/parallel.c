@@ -9,17 +9,21 @@
 
 enum { MAX_THREADS = 16 };
 
-unsigned gs_parallel_threads(void) {
-  static unsigned cached; /* the same value whichever thread computes it first */
-  if (cached) return cached;
+static unsigned thread_count;
+static pthread_once_t thread_count_once = PTHREAD_ONCE_INIT;
+
+static void count_threads(void) {
   unsigned n = gs_knobs_get()->threads;
   if (n == 0) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     n = cpus > 0 ? (unsigned)cpus : 1;
   }
-  if (n > MAX_THREADS) n = MAX_THREADS;
-  cached = n;
-  return n;
+  thread_count = n > MAX_THREADS ? MAX_THREADS : n;
+}
+
+unsigned gs_parallel_threads(void) {
+  pthread_once(&thread_count_once, count_threads);
+  return thread_count;
 }
 
 typedef struct {
