@@ -34,7 +34,11 @@
 #define GS_SPEC_SCAN_IN_KIND 7
 #define GS_SPEC_SCAN_ACC_KIND 8
 #define GS_SPEC_SCAN_INCLUSIVE 9
-#define GS_SPEC_COUNT 10
+#define GS_SPEC_SEGMENTED 10     /* sort: a pass over one segment of a sort too large for one */
+#define GS_SPEC_COUNT 11
+
+/* Look-back descriptors of the sort hold a 2-bit status and a 30-bit count (lib/lookback.glsl). */
+#define GS_LOOKBACK_COUNT_MASK 0x3FFFFFFFu
 
 #define GS_RADIX_BITS 8
 #define GS_RADIX 256
@@ -65,7 +69,15 @@ GS_BLOCK_BEGIN(gs_scan_histograms_push)
   GS_ADDRESS histograms;
 GS_BLOCK_END(gs_scan_histograms_push)
 
-/* radix_onesweep.comp: one digit-binning pass. */
+/* radix_onesweep.comp: one digit-binning pass.
+ *
+ * A sort of more keys than one pass's look-back can count (or than one submission should
+ * hold) runs each pass as a series of dispatches over consecutive segments, with the
+ * GS_SPEC_SEGMENTED pipeline: keys_in, values_in, lookback and lookback_next then point at the
+ * segment's first key and first tile, n and tiles are the segment's, look-back counts start
+ * from zero at the segment, and the digit starts (which radix_next_segment advances past each
+ * segment) are added afterwards; outputs are addressed with 64-bit offsets from keys_out and
+ * values_out, which are the whole arrays. */
 GS_BLOCK_BEGIN(gs_onesweep_push)
   GS_ADDRESS keys_in;
   GS_ADDRESS keys_out;
@@ -81,7 +93,20 @@ GS_BLOCK_BEGIN(gs_onesweep_push)
   GS_U32 bits;  /* digit width, 1..8 */
   GS_U32 pass;  /* selects the ticket counter and the digit starts */
   GS_U32 flags;
+  GS_U32 index_base; /* GS_SORT_INDEX_VALUES: the input index of keys_in's first key */
+  GS_U32 pad0;
 GS_BLOCK_END(gs_onesweep_push)
+
+/* radix_next_segment.comp: between two segments of a pass, adds the counts of the segment
+ * just done (its last tile's inclusive descriptors) to the pass's digit starts and resets the
+ * pass's ticket counter. One workgroup. */
+GS_BLOCK_BEGIN(gs_next_segment_push)
+  GS_ADDRESS digit_starts; /* this pass's row of GS_RADIX */
+  GS_ADDRESS last_tile;    /* the segment's last tile's row of look-back descriptors */
+  GS_ADDRESS control;
+  GS_U32 pass;
+  GS_U32 pad0;
+GS_BLOCK_END(gs_next_segment_push)
 
 /* The sort's control block in scratch memory: tile tickets, and for an indirect sort the count
  * read from the caller's buffer with every dispatch size derived from it on the GPU. */
@@ -176,6 +201,7 @@ GS_BLOCK_END(gs_reference_blocked_push)
 #define GS_PUSH_FITS(type) _Static_assert(sizeof(type) <= 128, #type " exceeds 128 bytes of push constants")
 GS_PUSH_FITS(gs_histogram_push);
 GS_PUSH_FITS(gs_onesweep_push);
+GS_PUSH_FITS(gs_next_segment_push);
 GS_PUSH_FITS(gs_prepare_indirect_push);
 GS_PUSH_FITS(gs_scan_push);
 GS_PUSH_FITS(gs_gather_push);

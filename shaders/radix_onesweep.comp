@@ -14,6 +14,9 @@
 // The order of equal digits is kept (stable), which makes the LSD passes a sort.
 // With VALUE_WORDS (1 or 2, a compile-time define) a 32- or 64-bit value follows each key
 // through the same ranks; the first pass can make each value its key's input index (argsort).
+// The SEGMENTED pipeline runs one segment of a pass too large for one dispatch
+// (kernel_interface.h): its look-back starts from zero at the segment's first tile, the
+// digit starts are added after it, and outputs are addressed with 64-bit offsets.
 #ifndef VALUE_WORDS
 #define VALUE_WORDS 0
 #endif
@@ -21,16 +24,29 @@
 #include "lib/keys.glsl"
 
 layout(constant_id = GS_SPEC_TILE_ROWS) const uint KEYS_PER_THREAD = 9;
+layout(constant_id = GS_SPEC_SEGMENTED) const bool SEGMENTED = false;
 
 #if VALUE_WORDS == 2
 #define value_t uint64_t
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly restrict buffer ValuesIn { value_t values[]; };
 layout(buffer_reference, std430, buffer_reference_align = 8) writeonly restrict buffer ValuesOut { value_t values[]; };
+layout(buffer_reference, std430, buffer_reference_align = 8) writeonly restrict buffer ValueOut { value_t value; };
 #elif VALUE_WORDS == 1
 #define value_t uint
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly restrict buffer ValuesIn { value_t values[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) writeonly restrict buffer ValuesOut { value_t values[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) writeonly restrict buffer ValueOut { value_t value; };
 #endif
+layout(buffer_reference, std430, buffer_reference_align = KEY_BITS / 8) writeonly restrict buffer KeyOut { key_t key; };
+
+// base + index * bytes in 64-bit arithmetic on (low, high) words: a segmented pass writes
+// anywhere in arrays of up to 2^32 elements, past what 32-bit array indexing reaches.
+uvec2 element_address(uvec2 base, uint index, uint bytes) {
+  uint high, low, carry;
+  umulExtended(index, bytes, high, low);
+  low = uaddCarry(base.x, low, carry);
+  return uvec2(low, base.y + high + carry);
+}
 
 layout(push_constant, std430) uniform Push { gs_onesweep_push pc; };
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer Control { gs_sort_control control; };
@@ -90,7 +106,7 @@ key_t staged_key(uint position) {
 
 #if VALUE_WORDS > 0
 value_t load_value(uint index) {
-  if ((pc.flags & GS_SORT_INDEX_VALUES) != 0u) return value_t(index);
+  if ((pc.flags & GS_SORT_INDEX_VALUES) != 0u) return value_t(pc.index_base + index);
   return ValuesIn(pc.values_in).values[index];
 }
 
@@ -145,7 +161,8 @@ void walk_digit(uint tile, uint d) {
 }
 
 // Fallback: counts the digits of earlier tile k from its keys (tiles before the last are
-// full). Tile 0 also carries the pass's digit starts, as its inclusive count does.
+// full). Tile 0 also carries the pass's digit starts, as its inclusive count does (but for
+// a segment, whose counts start from zero).
 void recount_tile(uint k) {
   const uint lid = gl_LocalInvocationID.x;
   for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) s_recount[d] = 0u;
@@ -173,7 +190,8 @@ void look_back(uint tile) {
     recount_tile(k);
     for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) {
       if (s_walk_next[d] == k) {
-        const uint count = k == 0u ? s_recount[d] + WordArray(pc.digit_starts).words[pc.pass * RADIX + d] : s_recount[d];
+        const uint count = k == 0u && !SEGMENTED ? s_recount[d] + WordArray(pc.digit_starts).words[pc.pass * RADIX + d]
+                                                 : s_recount[d];
         lookback_post_if_empty(k * RADIX + d, (k == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | count);
         settle_digit(tile, d, k == 0u ? LOOKBACK_DONE : k - 1u, s_digit_dest[d] + count);
       }
@@ -245,7 +263,7 @@ void main() {
     s_digit_count[d] = total;
     s_digit_start[d] = total;
     if (tile == 0u) {
-      settle_digit(tile, d, LOOKBACK_DONE, WordArray(pc.digit_starts).words[pc.pass * RADIX + d]);
+      settle_digit(tile, d, LOOKBACK_DONE, SEGMENTED ? 0u : WordArray(pc.digit_starts).words[pc.pass * RADIX + d]);
     } else {
       lookback_post(tile * RADIX + d, LOOKBACK_AGGREGATE | total);
       s_walk_next[d] = tile - 1u;
@@ -264,7 +282,11 @@ void main() {
 
   if (tile != 0u) look_back(tile);
   barrier();
-  for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) s_digit_dest[d] -= s_digit_start[d];
+  for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) {
+    // a segment's counts start from zero: the digit's start past earlier segments comes after
+    const uint segment_start = SEGMENTED ? WordArray(pc.digit_starts).words[pc.pass * RADIX + d] : 0u;
+    s_digit_dest[d] += segment_start - s_digit_start[d];
+  }
   barrier();
 
   // Write out in tile order: consecutive invocations mostly share a digit, so they write
@@ -278,7 +300,11 @@ void main() {
     if (j < valid) {
       const key_t k = staged_key(j);
       const uint to = s_digit_dest[digit_of(k)] + j;
-      KeysOut(pc.keys_out).keys[to] = (pc.flags & GS_SORT_LAST_PASS) != 0u ? key_from_ordered(k) : k;
+      const key_t stored = (pc.flags & GS_SORT_LAST_PASS) != 0u ? key_from_ordered(k) : k;
+      if (SEGMENTED)
+        KeyOut(element_address(pc.keys_out, to, KEY_BITS / 8)).key = stored;
+      else
+        KeysOut(pc.keys_out).keys[to] = stored;
 #if VALUE_WORDS > 0
       dest[i] = to;
 #endif
@@ -295,7 +321,12 @@ void main() {
   barrier();
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
     const uint j = lid + i * WORKGROUP_SIZE;
-    if (j < valid) ValuesOut(pc.values_out).values[dest[i]] = staged_value(j);
+    if (j < valid) {
+      if (SEGMENTED)
+        ValueOut(element_address(pc.values_out, dest[i], VALUE_WORDS * 4)).value = staged_value(j);
+      else
+        ValuesOut(pc.values_out).values[dest[i]] = staged_value(j);
+    }
   }
 #endif
 }

@@ -18,13 +18,13 @@ int harness_open(harness *h) {
 
 void harness_close(harness *h) { gs_context_close(&h->ctx); }
 
-static int sorter_for(harness *h, gs_key_type key, bool descending, unsigned value_bytes, const gs_radix_sort **s) {
+static int sorter_for(harness *h, gs_key_type key, bool descending, unsigned value_bytes, gs_radix_sort **s) {
   const gs_radix_sort_config config = {.key = key, .descending = descending, .value_bytes = value_bytes};
   return gs_context_sorter(&h->ctx, &config, s);
 }
 
 uint32_t harness_tile_keys(harness *h, gs_key_type key, unsigned value_bytes) {
-  const gs_radix_sort *s;
+  gs_radix_sort *s;
   return sorter_for(h, key, false, value_bytes, &s) == GPUSORT_OK ? s->tile_keys : 0;
 }
 
@@ -76,16 +76,30 @@ static gs_radix_sort_array arrangement(const harness *h, const gs_buffer *a) {
   return (gs_radix_sort_array){in, h->place == PLACE_SEPARATE ? gs_buffer_range(&a[2]) : in, tmp};
 }
 
+/* A segmented sort submits after every segment (the bounded-submission path). */
+static int flush_every_segment(void *ctx, VkCommandBuffer *cb, uint64_t keys) {
+  (void)keys;
+  harness *h = ctx;
+  h->flushes++;
+  int rc = gs_submitter_flush(&h->ctx.dev, &h->submitter);
+  *cb = gs_submitter_cb(&h->submitter);
+  return rc;
+}
+
 /* Records, submits and waits for the sort. */
-static int run_sort(harness *h, const gs_radix_sort *s, const gs_radix_sort_run *run, const gs_radix_sort_buffers *b) {
+static int run_sort(harness *h, gs_radix_sort *s, gs_radix_sort_run *run, const gs_radix_sort_buffers *b) {
   gs_device *dev = &h->ctx.dev;
-  gs_submission sub = {0};
-  int rc = gs_submission_init(dev, &sub);
-  if (!rc) rc = gs_submission_begin(dev, &sub);
-  if (!rc) rc = gs_radix_sort_record(s, sub.cb, run, b, NULL);
-  if (!rc) rc = gs_submission_submit(dev, &sub, "the test sort");
-  if (!rc) rc = gs_submission_wait(dev, &sub, "the test sort");
-  gs_submission_destroy(dev, &sub);
+  int rc = GPUSORT_OK;
+  if (h->segment_keys && h->place != PLACE_INDIRECT) {
+    run->segment_keys = h->segment_keys;
+    run->flush = flush_every_segment;
+    run->flush_ctx = h;
+    if ((rc = gs_radix_sort_enable_segments(s))) return rc;
+  }
+  if (!(rc = gs_submitter_init(dev, &h->submitter, "the test sort")) && !(rc = gs_submitter_begin(dev, &h->submitter)) &&
+      !(rc = gs_radix_sort_record(s, gs_submitter_cb(&h->submitter), run, b, NULL)))
+    rc = gs_submitter_finish(dev, &h->submitter);
+  gs_submitter_destroy(dev, &h->submitter);
   return rc;
 }
 
@@ -93,7 +107,7 @@ int harness_gpu_sort(harness *h, const sort_case *c, const void *keys, const voi
                      void *out_keys, void *out_values) {
   gs_device *dev = &h->ctx.dev;
   const unsigned kb = gs_key_info_of(c->key)->bytes, vb = c->value_bytes;
-  const gs_radix_sort *s;
+  gs_radix_sort *s;
   int rc = sorter_for(h, c->key, c->descending, vb, &s);
   if (rc) return rc;
   /* an indirect sort's arrays and state are sized for more than it sorts */

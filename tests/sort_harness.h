@@ -29,6 +29,10 @@ typedef struct {
 typedef struct {
   gs_context ctx;
   placement place;
+  uint64_t segment_keys; /* non-zero: direct sorts run in segments of this many keys, each
+                            segment in its own submission */
+  unsigned flushes;      /* submissions ended between segments so far */
+  gs_submitter submitter;
   int failures, checks;
 } harness;
 

@@ -15,7 +15,11 @@
  *   test_sort stability many equal keys with their input index as value: equal keys must
  *                       keep input order in both directions
  *   test_sort placements  the arrays arranged in place, apart, and with n read from a GPU
- *                       buffer (indirect), with even and odd pass counts and every payload */
+ *                       buffer (indirect), with even and odd pass counts and every payload
+ *   test_sort segments  sorts in segments of a few tiles (as sorts too large for one pass's
+ *                       look-back run), each segment in its own submission: every payload,
+ *                       both directions, bit ranges, in place and apart, sizes around the
+ *                       segment boundaries */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +105,49 @@ static void run_placements(harness *h) {
       }
     }
   }
+  h->place = PLACE_IN_PLACE;
+}
+
+/* Segmented sorts: segments of 3 tiles (4 for some runs), so that every size below spans several,
+ * ending on a segment boundary, one past it, and inside one. */
+static void run_segments(harness *h) {
+  static const unsigned ranges[][2] = {{0, 0}, {3, 19}};
+  const gs_key_type types[] = {GS_KEY_U32, GS_KEY_F32, GS_KEY_I64, GS_KEY_F64};
+  const char *const dists[] = {"uniform", "equal", "few:5", "reversed", "special"};
+  for (int place = 0; place < 2; place++) {
+    h->place = place ? PLACE_SEPARATE : PLACE_IN_PLACE;
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+      for (int payload = 0; payload < 4; payload++) {
+        for (size_t r = 0; r < 2; r++) {
+          for (int desc = 0; desc < 2; desc++) {
+            sort_case c = payload_case(types[t], desc, payload);
+            c.begin_bit = ranges[r][0], c.end_bit = ranges[r][1];
+            const uint64_t tile = harness_tile_keys(h, c.key, c.value_bytes);
+            h->segment_keys = (3 + (t + payload) % 2) * tile;
+            const uint64_t seg = h->segment_keys;
+            const uint64_t sizes[] = {seg + 1, 2 * seg, 2 * seg + 1, 3 * seg + tile / 2, 7 * seg - 1};
+            for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+              gs_dist dist;
+              gs_dist_parse(dists[(z + t + payload) % 5], &dist);
+              char label[160];
+              snprintf(label, sizeof label, "segments of %llu, %s %s %s bits %u:%u %s %s",
+                       (unsigned long long)seg, place ? "apart" : "in place", gs_key_info_of(c.key)->name,
+                       payload_names[payload], c.begin_bit, c.end_bit, desc ? "descending" : "ascending",
+                       dists[(z + t + payload) % 5]);
+              const unsigned before = h->flushes;
+              check_case(h, &c, dist, sizes[z], label);
+              h->checks++;
+              if (h->flushes == before) { /* the segmented path must have run */
+                fprintf(stderr, "FAIL %s: no submission ended between segments\n", label);
+                h->failures++;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  h->segment_keys = 0;
   h->place = PLACE_IN_PLACE;
 }
 
@@ -199,6 +246,8 @@ int main(int argc, char **argv) {
     run_stability(&h);
   } else if (strcmp(mode, "placements") == 0) {
     run_placements(&h);
+  } else if (strcmp(mode, "segments") == 0) {
+    run_segments(&h);
   } else if (strcmp(mode, "validation") == 0) {
     if (!h.ctx.dev.validating) {
       fprintf(stderr, "validation mode needs GPUSORT_VALIDATION=1 and the validation layer "

@@ -18,7 +18,7 @@ const uint LOOKBACK_EMPTY = 0u;
 const uint LOOKBACK_AGGREGATE = 1u << 30; // the tile's own count
 const uint LOOKBACK_INCLUSIVE = 2u << 30; // the count of this tile and all before it
 const uint LOOKBACK_STATUS = 3u << 30;
-const uint LOOKBACK_COUNT = (1u << 30) - 1u;
+const uint LOOKBACK_COUNT = GS_LOOKBACK_COUNT_MASK;
 const uint LOOKBACK_DONE = 0xFFFFFFFFu; // "no tile left to read" in a walk's position
 
 void lookback_post(uint index, uint status_and_count) {

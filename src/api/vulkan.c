@@ -212,7 +212,7 @@ static void sorter_layout(const gpusort_vk_sorter *s, uint64_t max_n, sorter_scr
 int gpusort_vk_sorter_requirements(const gpusort_vk_sorter *s, uint64_t max_count, gpusort_vk_requirements *r) {
   static const char call[] = "gpusort_vk_sorter_requirements";
   if (!s || !r) return gs_fail(GPUSORT_ERROR_USAGE, "%s: NULL argument", call);
-  const uint64_t limit = gs_radix_sort_max_keys(&s->dev, s->sorter.config.key, s->value_bytes);
+  const uint64_t limit = gs_radix_sort_max_keys(&s->dev, s->sorter.config.key, s->value_bytes, false);
   if (max_count > limit ||
       (s->kind == PAYLOAD_RECORDS && !gs_gather_fits(&s->dev, max_count, s->records.record_bytes)))
     return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%s: %llu keys are more than one sort takes", call,
@@ -285,7 +285,7 @@ int gpusort_vk_cmd_sort(const gpusort_vk_sorter *s, VkCommandBuffer cb, const gp
   if (!indirect && in.count > max_n)
     return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%s: %llu keys are more than max_count (%llu)", call,
                    (unsigned long long)in.count, (unsigned long long)max_n);
-  const uint64_t limit = gs_radix_sort_max_keys(&s->dev, s->sorter.config.key, s->value_bytes);
+  const uint64_t limit = gs_radix_sort_max_keys(&s->dev, s->sorter.config.key, s->value_bytes, false);
   if (max_n > limit || (s->kind == PAYLOAD_RECORDS && !gs_gather_fits(&s->dev, max_n, s->records.record_bytes)))
     return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%s: %llu keys are more than one sort takes", call,
                    (unsigned long long)max_n);

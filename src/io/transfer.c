@@ -1,7 +1,9 @@
 #include "io/transfer.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/clock.h"
 #include "util/error.h"
@@ -10,15 +12,27 @@
 
 enum { DEFAULT_CHUNK = 64 << 20 };
 
-int gs_stager_create(gs_device *dev, gs_stager *st, gs_memory_kind kind, size_t total) {
-  memset(st, 0, sizeof *st);
-  st->dev = dev;
-  st->kind = kind;
+static size_t slot_size(size_t total, size_t slot_bytes) {
   size_t chunk = gs_knobs_get()->chunk_bytes ? (size_t)gs_knobs_get()->chunk_bytes : DEFAULT_CHUNK;
+  if (slot_bytes && slot_bytes < chunk) chunk = slot_bytes;
   chunk &= ~(size_t)15;
   if (chunk < 16) chunk = 16;
   if (chunk > total) chunk = (total + 15) & ~(size_t)15;
   if (chunk == 0) chunk = 16;
+  return chunk;
+}
+
+size_t gs_stager_bytes(size_t total, size_t slot_bytes) { return 2 * slot_size(total, slot_bytes); }
+
+int gs_stager_create(gs_device *dev, gs_stager *st, gs_memory_kind kind, size_t total) {
+  return gs_stager_create_sized(dev, st, kind, total, 0);
+}
+
+int gs_stager_create_sized(gs_device *dev, gs_stager *st, gs_memory_kind kind, size_t total, size_t slot_bytes) {
+  memset(st, 0, sizeof *st);
+  st->dev = dev;
+  st->kind = kind;
+  const size_t chunk = slot_size(total, slot_bytes);
   st->chunk = chunk;
   const char *what = kind == GS_MEM_UPLOAD ? "the upload staging area" : "the readback staging area";
   int rc;
@@ -137,6 +151,59 @@ int gs_upload_fields(gs_stager *st, const void *records, size_t count, unsigned 
     }
     stats->host_seconds += gs_now() - t;
     rc = submit_chunk(st, i, fields, nfields, first, n, true, "the upload to the GPU");
+    first += n;
+  }
+  for (int i = 0; i < 2; i++) {
+    int w = finish_copy(st, i, "the upload to the GPU", stats);
+    if (rc == GPUSORT_OK) rc = w;
+  }
+  stats->wall_seconds += gs_now() - start;
+  return rc;
+}
+
+typedef struct {
+  int fd;
+  uint64_t offset;
+  unsigned char *slot;
+  int error[64]; /* per worker: an errno, or -1 for a file that ended early */
+} pread_job;
+
+static void pread_range(void *arg, size_t begin, size_t end, unsigned worker) {
+  pread_job *job = arg;
+  size_t at = begin;
+  while (at < end) {
+    const ssize_t got = pread(job->fd, job->slot + at, end - at, (off_t)(job->offset + at));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      job->error[worker] = got < 0 ? errno : -1;
+      return;
+    }
+    at += (size_t)got;
+  }
+}
+
+int gs_upload_file(gs_stager *st, gs_range dst, int fd, uint64_t offset, size_t bytes, const char *name,
+                   gs_transfer_stats *stats) {
+  const double start = gs_now();
+  const size_t chunk = st->chunk;
+  int rc = GPUSORT_OK;
+  for (size_t first = 0, c = 0; first < bytes && rc == GPUSORT_OK; c++) {
+    const int i = (int)(c % 2);
+    const size_t n = bytes - first < chunk ? bytes - first : chunk;
+    if ((rc = finish_copy(st, i, "the upload to the GPU", stats))) break;
+    const double t = gs_now();
+    pread_job job = {.fd = fd, .offset = offset + first, .slot = st->slot[i].mapped};
+    gs_parallel_for(n, (size_t)1 << 20, pread_range, &job);
+    for (int w = 0; w < 64 && rc == GPUSORT_OK; w++) {
+      if (job.error[w] > 0) rc = gs_fail(GPUSORT_ERROR_IO, "cannot read %s: %s", name, strerror(job.error[w]));
+      if (job.error[w] < 0) rc = gs_fail(GPUSORT_ERROR_IO, "cannot read %s: it became shorter while being read", name);
+    }
+    stats->host_seconds += gs_now() - t;
+    if (rc) break;
+    /* whole words: the slot's tail past the file's bytes is copied too, and ignored */
+    const size_t words = (n + 3) & ~(size_t)3;
+    gs_field field = {gs_subrange(dst, first, words), 0, 4};
+    rc = submit_chunk(st, i, &field, 1, 0, words / 4, true, "the upload to the GPU");
     first += n;
   }
   for (int i = 0; i < 2; i++) {

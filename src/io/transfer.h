@@ -27,6 +27,11 @@ typedef struct {
 /* Staging for uploads (GS_MEM_UPLOAD) or downloads (GS_MEM_READBACK) of up to `total` bytes at
  * a time; slots are min(total, 64 MiB) (GPUSORT_CHUNK_BYTES overrides, for tests). */
 int gs_stager_create(gs_device *dev, gs_stager *st, gs_memory_kind kind, size_t total);
+/* The same with slots of at most slot_bytes (0: the default). */
+int gs_stager_create_sized(gs_device *dev, gs_stager *st, gs_memory_kind kind, size_t total, size_t slot_bytes);
+
+/* Host memory the two slots of staging for `total` bytes take (slot_bytes as above). */
+size_t gs_stager_bytes(size_t total, size_t slot_bytes);
 void gs_stager_destroy(gs_stager *st);
 
 /* One field of fixed-size host records and the device array that holds it: `bytes` bytes at
@@ -41,6 +46,12 @@ typedef struct {
  * to its device array. */
 int gs_upload_fields(gs_stager *st, const void *records, size_t count, unsigned stride, const gs_field *fields,
                      unsigned nfields, gs_transfer_stats *stats);
+
+/* Copies `bytes` of an open file, from `offset` on, to the start of dst: the file is read
+ * straight into the staging slots by several threads (pread), without mapping it. `name`
+ * names the file in errors. */
+int gs_upload_file(gs_stager *st, gs_range dst, int fd, uint64_t offset, size_t bytes, const char *name,
+                   gs_transfer_stats *stats);
 
 /* Copies `bytes` from host memory to the start of dst. */
 int gs_upload(gs_stager *st, gs_range dst, const void *src, size_t bytes, gs_transfer_stats *stats);

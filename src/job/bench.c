@@ -102,7 +102,7 @@ static int time_copy(gs_context *c, gs_range from, gs_range to, uint64_t words, 
 
 typedef struct {
   gs_context *c;
-  const gs_radix_sort *sorter;
+  gs_radix_sort *sorter;
   gs_range pristine_keys, pristine_values;
   gs_radix_sort_buffers b;
   gs_radix_sort_run run;
@@ -188,7 +188,7 @@ int gs_bench_sort(gs_context *c, const gs_layout *L, uint64_t n, unsigned reps, 
   gs_device *dev = &c->dev;
   const unsigned kb = gs_key_info_of(L->key)->bytes, vb = L->kind == GS_LAYOUT_PAIRS ? L->record_bytes - kb : 0;
   const uint64_t R = kb + vb;
-  if (n == 0 || n > gs_radix_sort_max_keys(dev, L->key, vb) || 3 * n * R > c->budget)
+  if (n == 0 || n > gs_radix_sort_max_keys(dev, L->key, vb, false) || 3 * n * R > c->budget)
     return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%llu keys do not fit %s", (unsigned long long)n, dev->info.name);
   gs_radix_sort_config config = {.key = L->key, .value_bytes = vb};
   sort_work w = {.c = c, .kb = kb, .vb = vb, .run = {.n = n, .max_n = n}};

@@ -78,7 +78,7 @@ static bool same_scan(const gs_scan_config *a, const gs_scan_config *b) {
          a->algo == b->algo && a->reduce_only == b->reduce_only;
 }
 
-int gs_context_sorter(gs_context *c, const gs_radix_sort_config *config, const gs_radix_sort **sorter) {
+int gs_context_sorter(gs_context *c, const gs_radix_sort_config *config, gs_radix_sort **sorter) {
   for (unsigned i = 0; i < c->sorter_count; i++) {
     if (same_sorter(&c->sorters[i].config, config)) {
       *sorter = &c->sorters[i].sorter;

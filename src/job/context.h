@@ -46,7 +46,7 @@ int gs_context_device(gs_context *c, void (*meanwhile)(void *), void *arg);
 void gs_context_close(gs_context *c);
 
 /* Pipelines for a configuration, built once and kept (the oldest of GS_CONTEXT_CACHED goes). */
-int gs_context_sorter(gs_context *c, const gs_radix_sort_config *config, const gs_radix_sort **sorter);
+int gs_context_sorter(gs_context *c, const gs_radix_sort_config *config, gs_radix_sort **sorter);
 int gs_context_scan(gs_context *c, const gs_scan_config *config, const gs_scan **scan);
 int gs_context_gather(gs_context *c, const gs_gather **gather);
 

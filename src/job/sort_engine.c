@@ -8,37 +8,75 @@
 #include "util/knobs.h"
 #include "util/parallel.h"
 
-enum { SCRATCH_BYTES = 32 << 20, STAGING_SLOTS = 2, STAGING_CHUNK = 64 << 20 };
+enum { SCRATCH_BYTES = 32 << 20, STAGING_SLOT_MAX = 64 << 20 };
 
 static gs_output_kind output_kind(const gs_sort_request *r) {
-  return r->argsort                             ? GS_OUT_INDICES
-         : r->layout.kind == GS_LAYOUT_PAIRS   ? GS_OUT_PAIRS
-         : r->layout.kind == GS_LAYOUT_RECORDS ? GS_OUT_RECORDS
-                                               : GS_OUT_KEYS;
+  if (r->argsort) return GS_OUT_INDICES;
+  switch (r->layout.kind) {
+  case GS_LAYOUT_PAIRS: return r->values_only ? GS_OUT_VALUES : GS_OUT_PAIRS;
+  case GS_LAYOUT_RECORDS: return GS_OUT_RECORDS;
+  default: return GS_OUT_KEYS;
+  }
 }
 
 /* The GPU sorts keys alone, keys with their values, or keys with their input indices. */
 static unsigned gpu_value_bytes(const gs_sort_request *r) {
   switch (output_kind(r)) {
-  case GS_OUT_PAIRS: return gs_key_info_of(r->layout.value)->bytes;
+  case GS_OUT_PAIRS:
+  case GS_OUT_VALUES: return gs_key_info_of(r->layout.value)->bytes;
   case GS_OUT_RECORDS:
   case GS_OUT_INDICES: return 4;
   default: return 0;
   }
 }
 
+static unsigned output_bytes(const gs_sort_request *r) {
+  switch (output_kind(r)) {
+  case GS_OUT_INDICES: return r->index_bytes ? r->index_bytes : 8;
+  case GS_OUT_VALUES: return gs_key_info_of(r->layout.value)->bytes;
+  default: return r->layout.record_bytes;
+  }
+}
+
 uint64_t gs_sort_engine_max_records(gs_context *ctx, const gs_sort_request *r) {
-  return gs_radix_sort_max_keys(&ctx->dev, r->layout.key, gpu_value_bytes(r));
+  return gs_radix_sort_max_keys(&ctx->dev, r->layout.key, gpu_value_bytes(r), true);
 }
 
-static uint64_t staging_bytes(uint64_t total) {
-  return STAGING_SLOTS * (total < STAGING_CHUNK ? total : STAGING_CHUNK);
+/* Staging slots: at most 64 MiB, and a sixteenth of the budget (four slots in all). */
+static size_t slot_limit(const gs_context *ctx) {
+  const uint64_t share = ctx->budget / 16;
+  return share < STAGING_SLOT_MAX ? (size_t)(share > 4096 ? share : 4096) : STAGING_SLOT_MAX;
 }
 
-/* Device memory of the sort itself: keys and values twice, and the state block. */
-static uint64_t sort_bytes(const gs_sort_engine *e) {
-  const unsigned kb = gs_key_info_of(e->request->layout.key)->bytes;
-  return 2 * e->n * (kb + e->gpu_value_bytes) + gs_radix_sort_state_bytes(e->sorter, e->n);
+/* Device memory of the sort itself: keys and values twice, and the state block. The state
+ * block's look-back rows are estimated from a tile of 256 keys at the least (the largest
+ * count of rows any preset's tile gives). */
+static uint64_t sort_bytes(const gs_sort_request *r, uint64_t n, const gs_radix_sort *sorter) {
+  const unsigned kb = gs_key_info_of(r->layout.key)->bytes, vb = gpu_value_bytes(r);
+  const uint64_t state = sorter ? gs_radix_sort_state_bytes(sorter, n) : 8192 + 2 * (n / 256 + 2) * 1024;
+  return 2 * n * (kb + vb) + state;
+}
+
+static uint64_t transfer_up_bytes(const gs_sort_request *r, uint64_t n, bool gpu_gather) {
+  const unsigned kb = gs_key_info_of(r->layout.key)->bytes;
+  const gs_output_kind kind = output_kind(r);
+  if (gpu_gather || r->layout.record_bytes == kb) return n * r->layout.record_bytes;
+  return n * (kb + (kind == GS_OUT_PAIRS || kind == GS_OUT_VALUES ? gpu_value_bytes(r) : 0));
+}
+
+static uint64_t transfer_down_bytes(const gs_sort_request *r, uint64_t n, bool gpu_gather) {
+  const unsigned kb = gs_key_info_of(r->layout.key)->bytes;
+  if (gpu_gather) return n * r->layout.record_bytes;
+  return n * (output_kind(r) == GS_OUT_PAIRS ? kb + gpu_value_bytes(r) : output_kind(r) == GS_OUT_KEYS ? kb : gpu_value_bytes(r));
+}
+
+static uint64_t engine_bytes(const gs_context *ctx, const gs_sort_request *r, uint64_t n, bool gpu_gather,
+                             const gs_radix_sort *sorter) {
+  const size_t slot = slot_limit(ctx);
+  uint64_t bytes = sort_bytes(r, n, sorter) + gs_stager_bytes(transfer_up_bytes(r, n, gpu_gather), slot) +
+                   gs_stager_bytes(transfer_down_bytes(r, n, gpu_gather), slot);
+  if (gpu_gather) bytes += 2 * n * r->layout.record_bytes;
+  return bytes;
 }
 
 /* Where records are put in order. Measured on an H100 for 1 GiB of records: the GPU path
@@ -46,25 +84,42 @@ static uint64_t sort_bytes(const gs_sort_engine *e) {
  * 16-byte records, and 63 ms against 50 ms for 100-byte ones: host gathering costs per record,
  * the GPU path per byte. Records of up to 64 bytes (and a multiple of 4) that fit beside the
  * sort within the budget go to the GPU. GPUSORT_RECORD_GATHER=host or =gpu decides, for tests. */
-static bool choose_gather(const gs_sort_engine *e) {
+static bool choose_gather(const gs_context *ctx, const gs_sort_request *r, uint64_t capacity,
+                          const gs_radix_sort *sorter) {
   const gs_gather_choice knob = gs_knobs_get()->record_gather;
-  const unsigned R = e->request->layout.record_bytes;
-  if (e->kind != GS_OUT_RECORDS || knob == GS_GATHER_HOST || R % 4 != 0 ||
-      !gs_gather_fits(&e->ctx->dev, e->n, R))
+  const unsigned R = r->layout.record_bytes;
+  if (output_kind(r) != GS_OUT_RECORDS || knob == GS_GATHER_HOST || R % 4 != 0 ||
+      !gs_gather_fits(&ctx->dev, capacity, R))
     return false;
-  const uint64_t bytes = sort_bytes(e) + 2 * e->n * R + staging_bytes(e->n * R);
-  return (R <= 64 || knob == GS_GATHER_GPU) && bytes <= e->ctx->budget;
+  return (R <= 64 || knob == GS_GATHER_GPU) && engine_bytes(ctx, r, capacity, true, sorter) <= ctx->budget;
+}
+
+uint64_t gs_sort_engine_bytes(gs_context *ctx, const gs_sort_request *r, uint64_t capacity) {
+  return engine_bytes(ctx, r, capacity, choose_gather(ctx, r, capacity, NULL), NULL);
+}
+
+uint64_t gs_sort_engine_capacity(gs_context *ctx, const gs_sort_request *r, uint64_t budget) {
+  uint64_t lo = 0, hi = gs_sort_engine_max_records(ctx, r);
+  while (lo < hi) { /* the largest capacity whose memory fits */
+    const uint64_t mid = lo + (hi - lo + 1) / 2;
+    if (engine_bytes(ctx, r, mid, false, NULL) <= budget)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
 }
 
 static int create_buffers(gs_sort_engine *e) {
   gs_device *dev = &e->ctx->dev;
-  const unsigned kb = gs_key_info_of(e->request->layout.key)->bytes, vb = e->gpu_value_bytes;
+  const unsigned kb = e->key_bytes, vb = e->gpu_value_bytes;
   const unsigned R = e->request->layout.record_bytes;
-  const uint64_t n = e->n ? e->n : 1;
+  const uint64_t n = e->capacity ? e->capacity : 1;
+  const size_t slot = slot_limit(e->ctx);
   int rc;
   if ((rc = gs_buffer_create(dev, &e->keys, n * kb, GS_MEM_DEVICE, "the sort keys")) ||
       (rc = gs_buffer_create(dev, &e->alt, n * kb, GS_MEM_DEVICE, "the sort's second key buffer")) ||
-      (rc = gs_buffer_create(dev, &e->state, gs_radix_sort_state_bytes(e->sorter, e->n), GS_MEM_DEVICE,
+      (rc = gs_buffer_create(dev, &e->state, gs_radix_sort_state_bytes(e->sorter, n), GS_MEM_DEVICE,
                              "the sort's histograms and look-back descriptors")))
     return rc;
   if (vb && ((rc = gs_buffer_create(dev, &e->values, n * vb, GS_MEM_DEVICE, "the sort values")) ||
@@ -73,26 +128,79 @@ static int create_buffers(gs_sort_engine *e) {
   if (e->gpu_gather && ((rc = gs_buffer_create(dev, &e->gathered_in, n * R, GS_MEM_DEVICE, "the records")) ||
                         (rc = gs_buffer_create(dev, &e->gathered_out, n * R, GS_MEM_DEVICE, "the gathered records"))))
     return rc;
+  if ((rc = gs_stager_create_sized(dev, &e->up, GS_MEM_UPLOAD, transfer_up_bytes(e->request, n, e->gpu_gather), slot)) ||
+      (rc = gs_stager_create_sized(dev, &e->down, GS_MEM_READBACK, transfer_down_bytes(e->request, n, e->gpu_gather),
+                                   slot)))
+    return rc;
   return GPUSORT_OK;
 }
 
-/* Uploads the key field of every record, the value field of pairs, and whole records for a
- * gather on the GPU. */
+int gs_sort_engine_init(gs_sort_engine *e, gs_context *ctx, const gs_sort_request *r, uint64_t capacity) {
+  memset(e, 0, sizeof *e);
+  e->ctx = ctx;
+  e->request = r;
+  e->kind = output_kind(r);
+  e->key_bytes = gs_key_info_of(r->layout.key)->bytes;
+  e->gpu_value_bytes = gpu_value_bytes(r);
+  e->out_bytes = output_bytes(r);
+  e->capacity = capacity;
+  const double start = gs_now();
+  gs_radix_sort_config config = {.key = r->layout.key, .descending = r->descending, .value_bytes = e->gpu_value_bytes};
+  gs_radix_sort *sorter;
+  int rc;
+  if ((rc = gs_context_sorter(ctx, &config, &sorter)) ||
+      (rc = gs_radix_sort_passes(sorter, r->begin_bit, r->end_bit, &e->passes)))
+    return rc;
+  e->sorter = sorter;
+  /* Segments: as many keys as one submission should hold, and no more than a pass counts. */
+  const uint64_t limit = gs_radix_sort_segment_limit(sorter);
+  e->segment_keys = ctx->config.submit_keys && ctx->config.submit_keys < limit ? ctx->config.submit_keys : limit;
+  if (capacity > e->segment_keys && (rc = gs_radix_sort_enable_segments(sorter))) return rc;
+  if (capacity > e->segment_keys && capacity > (1ull << 32))
+    return gs_fail(GPUSORT_ERROR_TOO_LARGE, "a sort takes at most 2^32 records");
+  e->gpu_gather = choose_gather(ctx, r, capacity, sorter);
+  if ((rc = gs_context_check_budget(ctx, engine_bytes(ctx, r, capacity, e->gpu_gather, sorter), "the sort")) ||
+      (rc = create_buffers(e)) || (rc = gs_submitter_init(&ctx->dev, &e->submitter, "the GPU sort")))
+    return rc;
+  if (e->kind != GS_OUT_KEYS && !(e->scratch = malloc(SCRATCH_BYTES)))
+    return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
+  e->times.setup += gs_now() - start;
+  return GPUSORT_OK;
+}
+
+/* Uploads the batch: the key field of every record and the value field of pairs, or whole
+ * records (keys alone, and records gathered on the GPU, whose keys the GPU extracts). */
 static int upload(gs_sort_engine *e) {
   const gs_layout *L = &e->request->layout;
-  const unsigned kb = gs_key_info_of(L->key)->bytes, R = L->record_bytes;
-  gs_field fields[3] = {{gs_buffer_range(&e->keys), L->key_offset, kb}};
-  unsigned count = 1;
-  if (e->kind == GS_OUT_PAIRS) fields[count++] = (gs_field){gs_buffer_range(&e->values), L->value_offset, e->gpu_value_bytes};
-  if (e->gpu_gather) fields[count++] = (gs_field){gs_buffer_range(&e->gathered_in), 0, R};
-  const size_t bytes = (size_t)e->n * (kb + (e->kind == GS_OUT_PAIRS ? e->gpu_value_bytes : 0) + (e->gpu_gather ? R : 0));
-  gs_stager up = {0};
+  const unsigned kb = e->key_bytes, R = L->record_bytes;
   gs_transfer_stats stats = {0};
-  int rc = gs_stager_create(&e->ctx->dev, &up, GS_MEM_UPLOAD, bytes);
-  if (!rc) rc = gs_upload_fields(&up, e->records, e->n, R, fields, count, &stats);
-  gs_stager_destroy(&up); /* release the staging memory before the sort needs the GPU */
+  int rc;
+  if (e->gpu_gather || R == kb) {
+    const gs_range dst = gs_buffer_range(e->gpu_gather ? &e->gathered_in : &e->keys);
+    if (e->source.fd >= 0)
+      rc = gs_upload_file(&e->up, dst, e->source.fd, e->source.offset, e->n * R, e->source.name, &stats);
+    else
+      rc = gs_upload(&e->up, dst, e->records, e->n * R, &stats);
+  } else {
+    gs_field fields[2] = {{gs_buffer_range(&e->keys), L->key_offset, kb}};
+    unsigned count = 1;
+    if (e->kind == GS_OUT_PAIRS || e->kind == GS_OUT_VALUES)
+      fields[count++] = (gs_field){gs_buffer_range(&e->values), L->value_offset, e->gpu_value_bytes};
+    rc = gs_upload_fields(&e->up, e->records, e->n, R, fields, count, &stats);
+  }
   e->times.read += stats.host_seconds;
-  e->times.upload = stats.gpu_seconds;
+  e->times.upload += stats.gpu_seconds;
+  return rc;
+}
+
+/* Ends the submission once it holds enough work (src/prim/device_config.c, submit_keys). */
+static int flush_sort(void *ctx, VkCommandBuffer *cb, uint64_t keys) {
+  gs_sort_engine *e = ctx;
+  e->keys_since_flush += keys;
+  if (e->keys_since_flush < e->segment_keys) return GPUSORT_OK;
+  e->keys_since_flush = 0;
+  int rc = gs_submitter_flush(&e->ctx->dev, &e->submitter);
+  *cb = gs_submitter_cb(&e->submitter);
   return rc;
 }
 
@@ -108,40 +216,51 @@ static int sort_on_gpu(gs_sort_engine *e) {
                              .values = {values, odd ? values_alt : values, odd ? values : values_alt},
                              .state = gs_buffer_range(&e->state)};
   gs_radix_sort_run run = {.n = e->n,
-                           .max_n = e->n,
+                           .max_n = e->capacity,
                            .begin_bit = r->begin_bit,
                            .end_bit = r->end_bit,
                            .index_values = e->kind == GS_OUT_RECORDS || e->kind == GS_OUT_INDICES,
-                           .corrupt = gs_knobs_get()->test_corrupt};
+                           .corrupt = gs_knobs_get()->test_corrupt,
+                           .segment_keys = e->segment_keys,
+                           .flush = e->ctx->config.submit_keys ? flush_sort : NULL,
+                           .flush_ctx = e};
   e->sorted_keys = b.keys.out;
   e->sorted_values = b.values.out;
-  gs_submission sub = {0};
+  e->keys_since_flush = 0;
   gs_timestamps ts = {0};
   int rc;
-  if ((rc = gs_submission_init(dev, &sub)) || (rc = gs_timestamps_create(dev, &ts, GS_RADIX_SORT_TIMESTAMPS + 2)) ||
-      (rc = gs_submission_begin(dev, &sub)) || (rc = gs_radix_sort_record(e->sorter, sub.cb, &run, &b, &ts)))
+  if ((rc = gs_timestamps_create(dev, &ts, GS_RADIX_SORT_TIMESTAMPS + 2)) ||
+      (rc = gs_submitter_begin(dev, &e->submitter)))
     goto done;
-  if (e->gpu_gather) {
-    gs_timestamps_write(sub.cb, &ts, GS_RADIX_SORT_TIMESTAMPS);
+  if (e->gpu_gather) { /* the keys of the uploaded records */
     const gs_gather *g;
     if ((rc = gs_context_gather(e->ctx, &g)) ||
-        (rc = gs_gather_record(g, sub.cb, e->sorted_values, gs_buffer_range(&e->gathered_in),
+        (rc = gs_extract_keys_record(g, gs_submitter_cb(&e->submitter), gs_buffer_range(&e->gathered_in), keys, e->n,
+                                     r->layout.record_bytes, r->layout.key_offset, e->key_bytes)))
+      goto done;
+  }
+  if ((rc = gs_radix_sort_record(e->sorter, gs_submitter_cb(&e->submitter), &run, &b, &ts))) goto done;
+  if (e->gpu_gather) {
+    VkCommandBuffer cb = gs_submitter_cb(&e->submitter);
+    gs_timestamps_write(cb, &ts, GS_RADIX_SORT_TIMESTAMPS);
+    const gs_gather *g;
+    if ((rc = gs_context_gather(e->ctx, &g)) ||
+        (rc = gs_gather_record(g, cb, e->sorted_values, gs_buffer_range(&e->gathered_in),
                                gs_buffer_range(&e->gathered_out), e->n, r->layout.record_bytes)))
       goto done;
-    gs_timestamps_write(sub.cb, &ts, GS_RADIX_SORT_TIMESTAMPS + 1);
+    gs_timestamps_write(cb, &ts, GS_RADIX_SORT_TIMESTAMPS + 1);
   }
-  if ((rc = gs_submission_submit(dev, &sub, "the GPU sort")) || (rc = gs_submission_wait(dev, &sub, "the GPU sort")) ||
+  if ((rc = gs_submitter_finish(dev, &e->submitter)) ||
       (rc = gs_radix_sort_collect_times(e->sorter, &ts, e->passes, &e->times.gpu)))
     goto done;
-  e->times.sort = e->times.gpu.total;
+  e->times.sort += e->times.gpu.total;
   if (e->gpu_gather) {
     uint64_t t[2];
     if ((rc = gs_timestamps_read(dev, &ts, GS_RADIX_SORT_TIMESTAMPS, 2, t))) goto done;
-    e->times.gather = gs_timestamps_seconds(dev, t[0], t[1]);
+    e->times.gather += gs_timestamps_seconds(dev, t[0], t[1]);
   }
 done:
   gs_timestamps_destroy(dev, &ts);
-  gs_submission_destroy(dev, &sub);
   return rc;
 }
 
@@ -151,6 +270,8 @@ static int start_verification(gs_sort_engine *e) {
   const gs_sort_request *r = e->request;
   const gs_layout *L = &r->layout;
   const double t0 = gs_now();
+  gs_argsort_check_free(&e->argsort);
+  memset(&e->input_hash, 0, sizeof e->input_hash);
   if (e->kind == GS_OUT_INDICES) {
     if (gs_argsort_check_init(&e->argsort, e->records, e->n, L->key, r->descending, L->record_bytes, L->key_offset,
                               r->begin_bit, r->end_bit) != 0)
@@ -162,40 +283,32 @@ static int start_verification(gs_sort_engine *e) {
   return GPUSORT_OK;
 }
 
-int gs_sort_engine_run(gs_sort_engine *e, gs_context *ctx, const gs_sort_request *r, const unsigned char *records,
-                       uint64_t n) {
-  memset(e, 0, sizeof *e);
-  e->ctx = ctx;
-  e->request = r;
-  e->records = records;
+int gs_sort_engine_sort(gs_sort_engine *e, const gs_record_source *source, uint64_t n) {
+  const gs_sort_request *r = e->request;
+  if (n > e->capacity) return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: a batch beyond the sort's capacity");
+  e->source = *source;
+  e->records = source->data;
   e->n = n;
-  e->kind = output_kind(r);
-  e->gpu_value_bytes = gpu_value_bytes(r);
-  e->out_bytes = e->kind == GS_OUT_INDICES ? r->index_bytes : r->layout.record_bytes;
-  const double start = gs_now();
-  gs_radix_sort_config config = {.key = r->layout.key, .descending = r->descending, .value_bytes = e->gpu_value_bytes};
+  free(e->records_copy);
+  e->records_copy = NULL;
   int rc;
-  if ((rc = gs_context_sorter(ctx, &config, &e->sorter)) ||
-      (rc = gs_radix_sort_passes(e->sorter, r->begin_bit, r->end_bit, &e->passes)))
-    return rc;
-  e->gpu_gather = choose_gather(e);
-  const uint64_t transfer_bytes = n * (r->layout.record_bytes + gs_key_info_of(r->layout.key)->bytes);
-  if ((rc = gs_context_check_budget(ctx, sort_bytes(e) + staging_bytes(transfer_bytes), "the sort")) ||
-      (rc = create_buffers(e)) || (rc = gs_stager_create(&ctx->dev, &e->down, GS_MEM_READBACK, transfer_bytes)))
-    return rc;
-  if (e->kind != GS_OUT_KEYS && !(e->scratch = malloc(SCRATCH_BYTES)))
-    return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
-  e->times.setup = gs_now() - start;
   if ((rc = upload(e))) return rc;
-  if (r->verify && (rc = start_verification(e))) return rc;
+  if (r->verify && e->kind != GS_OUT_VALUES && (rc = start_verification(e))) return rc;
   if (r->input_may_change && e->kind == GS_OUT_RECORDS && !e->gpu_gather) {
     /* host gathering reads the input by index while the output overwrites it: read a copy */
     if (!(e->records_copy = malloc(n * r->layout.record_bytes)))
       return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    gs_parallel_memcpy(e->records_copy, records, n * r->layout.record_bytes);
+    gs_parallel_memcpy(e->records_copy, e->records, n * r->layout.record_bytes);
     e->records = e->records_copy;
   }
   return sort_on_gpu(e);
+}
+
+int gs_sort_engine_run(gs_sort_engine *e, gs_context *ctx, const gs_sort_request *r, const unsigned char *records,
+                       uint64_t n) {
+  int rc = gs_sort_engine_init(e, ctx, r, n);
+  gs_record_source source = {.data = records, .fd = -1};
+  return rc ? rc : gs_sort_engine_sort(e, &source, n);
 }
 
 /* The bytes of `count` sorted output records, assembled from what the GPU returns. */
@@ -213,7 +326,7 @@ static void assemble_range(void *arg, size_t begin, size_t end, unsigned worker)
   unsigned char *out = e->scratch;
   switch (e->kind) {
   case GS_OUT_PAIRS: {
-    const unsigned kb = gs_key_info_of(e->request->layout.key)->bytes, vb = R - kb;
+    const unsigned kb = e->key_bytes, vb = R - kb;
     const unsigned char *keys = (const unsigned char *)a->fields[0] + a->first * kb;
     const unsigned char *values = (const unsigned char *)a->fields[1] + a->first * vb;
     for (size_t i = begin; i < end; i++) {
@@ -241,7 +354,8 @@ static void assemble_range(void *arg, size_t begin, size_t end, unsigned worker)
     }
     break;
   }
-  case GS_OUT_KEYS: break;
+  case GS_OUT_KEYS:
+  case GS_OUT_VALUES: break;
   }
 }
 
@@ -270,7 +384,8 @@ static int hand_out(emission *m, const void *data, size_t count) {
 static int sink_chunk(void *ctx, const void *const *fields, size_t count) {
   emission *m = ctx;
   gs_sort_engine *e = m->e;
-  if (e->kind == GS_OUT_KEYS || e->gpu_gather || (e->kind == GS_OUT_INDICES && e->out_bytes == 4))
+  if (e->kind == GS_OUT_KEYS || e->kind == GS_OUT_VALUES || e->gpu_gather ||
+      (e->kind == GS_OUT_INDICES && e->out_bytes == 4))
     return hand_out(m, fields[0], count);
   const size_t piece = SCRATCH_BYTES / e->out_bytes;
   for (size_t first = 0; first < count; first += piece) {
@@ -292,28 +407,29 @@ static int sink_chunk(void *ctx, const void *const *fields, size_t count) {
 int gs_sort_engine_emit(gs_sort_engine *e, bool verify, gs_bytes_sink sink, void *sink_ctx) {
   const gs_sort_request *r = e->request;
   const gs_layout *L = &r->layout;
-  e->checking = verify;
-  if (verify && e->kind != GS_OUT_INDICES) {
+  e->checking = verify && e->kind != GS_OUT_VALUES;
+  if (e->checking && e->kind != GS_OUT_INDICES) {
     gs_order_check_init(&e->order, L->key, r->descending, L->record_bytes, L->key_offset, r->begin_bit, r->end_bit);
     memset(&e->output_hash, 0, sizeof e->output_hash);
   }
-  const unsigned kb = gs_key_info_of(L->key)->bytes;
-  gs_field fields[2] = {{e->sorted_keys, 0, kb}};
+  gs_field fields[2] = {{e->sorted_keys, 0, e->key_bytes}};
   unsigned count = 1;
   if (e->kind == GS_OUT_PAIRS) fields[count++] = (gs_field){e->sorted_values, 0, e->gpu_value_bytes};
   if (e->kind == GS_OUT_RECORDS || e->kind == GS_OUT_INDICES) fields[0] = (gs_field){e->sorted_values, 0, 4};
+  if (e->kind == GS_OUT_VALUES) fields[0] = (gs_field){e->sorted_values, 0, e->gpu_value_bytes};
   if (e->gpu_gather) fields[0] = (gs_field){gs_buffer_range(&e->gathered_out), 0, L->record_bytes};
   emission m = {e, sink, sink_ctx};
   gs_transfer_stats stats = {0};
-  const double verify_before = e->times.verify;
+  const double verify_before = e->times.verify, assemble_before = e->times.assemble;
   int rc = gs_download_fields(&e->down, fields, count, e->n, sink_chunk, &m, &stats);
   e->times.download += stats.gpu_seconds;
-  /* host time of the download not spent verifying: assembling, writing, hashing */
-  e->times.write += stats.host_seconds - (e->times.verify - verify_before);
+  /* host time of the download not spent verifying or assembling: writing and hashing */
+  e->times.write += stats.host_seconds - (e->times.verify - verify_before) - (e->times.assemble - assemble_before);
   return rc;
 }
 
 int gs_sort_engine_verdict(gs_sort_engine *e) {
+  if (e->kind == GS_OUT_VALUES) return GPUSORT_OK;
   if (e->kind == GS_OUT_INDICES) {
     if (!gs_argsort_check_done(&e->argsort))
       return gs_fail(GPUSORT_ERROR_VERIFY, "verification failed: %s", e->argsort.detail);
@@ -331,6 +447,8 @@ int gs_sort_engine_verdict(gs_sort_engine *e) {
 void gs_sort_engine_free(gs_sort_engine *e) {
   if (!e->ctx) return;
   gs_device *dev = &e->ctx->dev;
+  gs_submitter_destroy(dev, &e->submitter);
+  gs_stager_destroy(&e->up);
   gs_stager_destroy(&e->down);
   gs_buffer_destroy(dev, &e->keys);
   gs_buffer_destroy(dev, &e->alt);

@@ -8,9 +8,13 @@
  *             on the way out (see choose_gather);
  *   argsort   keys sorted with their indices, and the indices given out.
  *
- * Use: gs_sort_engine_run (plan, buffers, upload, sort, gather), then gs_sort_engine_emit
- * once or more (download, assemble the output records, check them when verifying, hand them
- * to a sink), gs_sort_engine_verdict, gs_sort_engine_free. */
+ * An engine is set up once for a request and a capacity (pipelines, device buffers, staging)
+ * and then sorts batches of up to `capacity` records, one after the other: the whole input of
+ * an in-core job, or the chunks and bins of an out-of-core one (src/job/out_of_core.c).
+ *
+ * Use: gs_sort_engine_init, then per batch gs_sort_engine_sort (upload, sort, gather) and
+ * gs_sort_engine_emit once or more (download, assemble the output records, check them when
+ * verifying, hand them to a sink) and gs_sort_engine_verdict; gs_sort_engine_free. */
 #ifndef GS_JOB_SORT_ENGINE_H
 #define GS_JOB_SORT_ENGINE_H
 
@@ -19,7 +23,7 @@
 #include "io/verify.h"
 #include "job/context.h"
 
-typedef enum { GS_OUT_KEYS, GS_OUT_PAIRS, GS_OUT_RECORDS, GS_OUT_INDICES } gs_output_kind;
+typedef enum { GS_OUT_KEYS, GS_OUT_PAIRS, GS_OUT_RECORDS, GS_OUT_INDICES, GS_OUT_VALUES } gs_output_kind;
 
 typedef struct {
   gs_layout layout;
@@ -27,49 +31,80 @@ typedef struct {
   unsigned begin_bit, end_bit; /* 0, 0: all bits */
   bool argsort;
   unsigned index_bytes;        /* argsort: 4 or 8 */
+  bool values_only;            /* pairs: hand out the values alone, in key order */
   bool verify;
   bool input_may_change;       /* the output overwrites the input as it is emitted (in place) */
 } gs_sort_request;
 
 typedef struct {
   double setup, read, upload, sort, gather, download, write, assemble, verify;
-  gs_radix_sort_times gpu;
+  gs_radix_sort_times gpu; /* the last batch's */
 } gs_sort_times;
 
 /* Receives output bytes in order. */
 typedef int (*gs_bytes_sink)(void *ctx, const void *data, size_t bytes);
 
+/* Where a batch's records are: in host memory (an array, or a mapped file), and optionally
+ * also in an open file at `offset` (fd >= 0), which whole-record uploads then read directly. */
+typedef struct {
+  const unsigned char *data;
+  int fd;
+  uint64_t offset;
+  const char *name; /* the file, for errors */
+} gs_record_source;
+
 typedef struct {
   gs_context *ctx;
   const gs_sort_request *request;
   const gs_radix_sort *sorter;
-  const unsigned char *records; /* the input (or the engine's copy of it) */
-  unsigned char *records_copy;
-  uint64_t n;
   gs_output_kind kind;
+  unsigned key_bytes;
   unsigned out_bytes;      /* per output record */
   unsigned gpu_value_bytes;
   bool gpu_gather;
   unsigned passes;
+  uint64_t capacity;
+  uint64_t segment_keys;   /* for the sorter's runs; 0: unsegmented */
   gs_buffer keys, alt, values, values_alt, state, gathered_in, gathered_out;
-  gs_range sorted_keys, sorted_values;
-  gs_stager down;
+  gs_stager up, down;
+  gs_submitter submitter;
+  uint64_t keys_since_flush;
   unsigned char *scratch;
+  /* The batch. */
+  gs_record_source source;
+  const unsigned char *records; /* source.data, or the engine's copy of it */
+  unsigned char *records_copy;
+  uint64_t n;
+  gs_range sorted_keys, sorted_values;
   gs_multiset_hash input_hash, output_hash;
   gs_order_check order;
   gs_argsort_check argsort;
   bool checking;           /* the last emit verified */
-  gs_sort_times times;
+  gs_sort_times times;     /* summed over batches */
 } gs_sort_engine;
 
-/* The most records a sort of this request takes on the context's device. */
+/* The most records one in-core sort of this request takes on the context's device (the
+ * budget aside). */
 uint64_t gs_sort_engine_max_records(gs_context *ctx, const gs_sort_request *request);
 
-/* Sorts n records of request->layout at `records` on the GPU. */
+/* Device and staging memory of an engine for `capacity` records. */
+uint64_t gs_sort_engine_bytes(gs_context *ctx, const gs_sort_request *request, uint64_t capacity);
+
+/* The most records an engine fits within `budget` bytes (0 if not even a few). */
+uint64_t gs_sort_engine_capacity(gs_context *ctx, const gs_sort_request *request, uint64_t budget);
+
+/* Pipelines, buffers and staging for batches of up to `capacity` records. */
+int gs_sort_engine_init(gs_sort_engine *e, gs_context *ctx, const gs_sort_request *request, uint64_t capacity);
+
+/* Uploads and sorts n records (n <= capacity). With request->verify, starts the checks that
+ * the next emit finishes. */
+int gs_sort_engine_sort(gs_sort_engine *e, const gs_record_source *source, uint64_t n);
+
+/* init and sort in one: the whole of `records`. */
 int gs_sort_engine_run(gs_sort_engine *e, gs_context *ctx, const gs_sort_request *request,
                        const unsigned char *records, uint64_t n);
 
-/* Hands the sorted output to sink (NULL: none) in order; with `verify`, checks it on the way. */
+/* Hands the sorted batch to sink (NULL: none) in order; with `verify`, checks it on the way. */
 int gs_sort_engine_emit(gs_sort_engine *e, bool verify, gs_bytes_sink sink, void *sink_ctx);
 
 /* After an emit with verify: GPUSORT_OK, or GPUSORT_ERROR_VERIFY with what was wrong. */

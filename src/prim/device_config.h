@@ -17,6 +17,9 @@ typedef struct {
   uint32_t scan_workgroup_size;
   uint32_t scan_rows;               /* 16-byte vectors per invocation of a scan tile */
   uint32_t lookback_spin;           /* polls of an empty descriptor before recounting */
+  /* Keys one submission's sort pass covers at most, about a quarter of a second of work on
+   * the device (desktop watchdogs reset a GPU after about two seconds); 0: no bound. */
+  uint64_t submit_keys;
 } gs_device_config;
 
 /* The configuration for a device gs_device_probe described. */

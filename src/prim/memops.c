@@ -25,17 +25,29 @@ static int words_limit(uint64_t words) {
                                : GPUSORT_OK;
 }
 
+/* Dispatches cover at most this many words each (a kernel counts words in 32 bits). */
+enum { PIECE_WORDS = 1u << 30 };
+
 int gs_record_clear(const gs_device *dev, VkCommandBuffer cb, const gs_memops *m, gs_range dst, uint64_t words) {
-  if (words_limit(words)) return GPUSORT_ERROR_TOO_LARGE;
-  gs_words_push push = {.destination = dst.address, .words = (uint32_t)words};
-  return gs_kernel_dispatch(dev, cb, &m->clear, &push, gs_groups_for(words, m->words_per_group));
+  int rc = GPUSORT_OK;
+  for (uint64_t done = 0; done < words && !rc; done += PIECE_WORDS) {
+    const uint64_t piece = words - done < PIECE_WORDS ? words - done : PIECE_WORDS;
+    gs_words_push push = {.destination = dst.address + done * 4, .words = (uint32_t)piece};
+    rc = gs_kernel_dispatch(dev, cb, &m->clear, &push, gs_groups_for(piece, m->words_per_group));
+  }
+  return rc;
 }
 
 int gs_record_copy(const gs_device *dev, VkCommandBuffer cb, const gs_memops *m, gs_range src, gs_range dst,
                    uint64_t words) {
-  if (words_limit(words)) return GPUSORT_ERROR_TOO_LARGE;
-  gs_words_push push = {.source = src.address, .destination = dst.address, .words = (uint32_t)words};
-  return gs_kernel_dispatch(dev, cb, &m->copy, &push, gs_groups_for(words, m->words_per_group));
+  int rc = GPUSORT_OK;
+  for (uint64_t done = 0; done < words && !rc; done += PIECE_WORDS) {
+    const uint64_t piece = words - done < PIECE_WORDS ? words - done : PIECE_WORDS;
+    gs_words_push push = {.source = src.address + done * 4, .destination = dst.address + done * 4,
+                          .words = (uint32_t)piece};
+    rc = gs_kernel_dispatch(dev, cb, &m->copy, &push, gs_groups_for(piece, m->words_per_group));
+  }
+  return rc;
 }
 
 int gs_record_counted(const gs_device *dev, VkCommandBuffer cb, const gs_memops *m, const gs_range *src, gs_range dst,

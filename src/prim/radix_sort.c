@@ -7,8 +7,6 @@
 #include "util/error.h"
 
 enum {
-  /* Look-back descriptors hold 30-bit counts (shaders/lib/lookback.glsl). */
-  MAX_LOOKBACK_COUNT = (1u << 30) - 1,
   HISTOGRAM_WORKGROUP = 256,
   HISTOGRAM_KEYS_PER_INVOCATION = 16, /* at least; more when the group count is capped */
   HISTOGRAM_MAX_GROUPS = 4096,        /* keeps each invocation's loop short on every n */
@@ -45,15 +43,26 @@ static int choose_tile(gs_radix_sort *s, const gs_device_config *config) {
   return GPUSORT_OK;
 }
 
-uint64_t gs_radix_sort_max_keys(const gs_device *dev, gs_key_type key, unsigned value_bytes) {
+uint64_t gs_radix_sort_max_keys(const gs_device *dev, gs_key_type key, unsigned value_bytes, bool segmented) {
   const unsigned key_bytes = gs_key_info_of(key)->bytes;
   const unsigned bytes = value_bytes > key_bytes ? value_bytes : key_bytes;
   uint64_t limit = dev->info.max_data_buffer / bytes;
-  if (limit > MAX_LOOKBACK_COUNT) limit = MAX_LOOKBACK_COUNT;
-  return limit;
+  /* unsegmented: look-back counts include the digit start; segmented: positions are u32 */
+  const uint64_t counted = segmented ? 1ull << 32 : GS_LOOKBACK_COUNT_MASK;
+  return limit < counted ? limit : counted;
+}
+
+uint64_t gs_radix_sort_segment_limit(const gs_radix_sort *s) {
+  return (uint64_t)(GS_LOOKBACK_COUNT_MASK / s->tile_keys) * s->tile_keys;
 }
 
 static uint32_t tiles_for(const gs_radix_sort *s, uint64_t n) { return gs_groups_for(n, s->tile_keys); }
+
+/* The digit-binning kernel's name for the sorter's key and value widths. */
+static void pass_kernel_name(const gs_radix_sort *s, char *name, size_t size) {
+  snprintf(name, size, "radix_onesweep_k%u", s->info->bytes * 8);
+  if (s->config.value_bytes) snprintf(name + strlen(name), size - strlen(name), "_v%u", s->config.value_bytes * 8);
+}
 
 int gs_radix_sort_create(gs_device *dev, const gs_memops *memops, const gs_device_config *config,
                          const gs_radix_sort_config *sort_config, gs_radix_sort *s) {
@@ -77,11 +86,10 @@ int gs_radix_sort_create(gs_device *dev, const gs_memops *memops, const gs_devic
   const uint32_t spin = config->lookback_spin ? config->lookback_spin : 1;
   const uint32_t hist_spec[] = {s->histogram_workgroup_size, 0, kind, desc};
   const uint32_t pass_spec[] = {s->workgroup_size, 0, kind, desc, s->keys_per_thread, spin};
+  memcpy(s->kpt_spec, pass_spec, sizeof pass_spec);
   const uint32_t one_group[] = {64, 0};
   char pass_name[48];
-  snprintf(pass_name, sizeof pass_name, "radix_onesweep_k%u", wide ? 64 : 32);
-  if (sort_config->value_bytes)
-    snprintf(pass_name + strlen(pass_name), sizeof pass_name - strlen(pass_name), "_v%u", sort_config->value_bytes * 8);
+  pass_kernel_name(s, pass_name, sizeof pass_name);
   const uint32_t scan_spec[] = {hist_wg, 0};
   if ((rc = gs_kernel_create(dev, &s->histogram, wide ? "radix_histogram_k64" : "radix_histogram_k32",
                              sizeof(gs_histogram_push), hist_spec, 4)) ||
@@ -99,6 +107,30 @@ int gs_radix_sort_create(gs_device *dev, const gs_memops *memops, const gs_devic
   return GPUSORT_OK;
 }
 
+int gs_radix_sort_enable_segments(gs_radix_sort *s) {
+  if (s->segments_enabled) return GPUSORT_OK;
+  char name[48];
+  pass_kernel_name(s, name, sizeof name);
+  uint32_t spec[GS_SPEC_COUNT] = {0};
+  memcpy(spec, s->kpt_spec, sizeof s->kpt_spec);
+  spec[GS_SPEC_SEGMENTED] = 1;
+  const uint32_t one_group[] = {s->histogram_workgroup_size, 0};
+  int rc;
+  if ((rc = gs_kernel_create(s->dev, &s->next_segment, "radix_next_segment", sizeof(gs_next_segment_push), one_group,
+                             2)) ||
+      (rc = gs_kernel_create(s->dev, &s->onesweep_segmented, name, sizeof(gs_onesweep_push), spec, GS_SPEC_COUNT)))
+    return rc;
+  if (s->onesweep_plain.pipeline) {
+    spec[GS_SPEC_KEY_KIND] = GS_KEY_KIND_UNSIGNED;
+    spec[GS_SPEC_KEY_DESCENDING] = 0;
+    if ((rc = gs_kernel_create(s->dev, &s->onesweep_plain_segmented, name, sizeof(gs_onesweep_push), spec,
+                               GS_SPEC_COUNT)))
+      return rc;
+  }
+  s->segments_enabled = true;
+  return GPUSORT_OK;
+}
+
 void gs_radix_sort_destroy(gs_radix_sort *s) {
   gs_device *dev = s->dev;
   if (!dev || !dev->device || dev->wedged) return; /* the GPU may still use them: leave to exit */
@@ -107,6 +139,9 @@ void gs_radix_sort_destroy(gs_radix_sort *s) {
   gs_kernel_destroy(dev, &s->prepare_indirect);
   gs_kernel_destroy(dev, &s->onesweep);
   gs_kernel_destroy(dev, &s->onesweep_plain);
+  gs_kernel_destroy(dev, &s->onesweep_segmented);
+  gs_kernel_destroy(dev, &s->onesweep_plain_segmented);
+  gs_kernel_destroy(dev, &s->next_segment);
   memset(s, 0, sizeof *s);
 }
 
@@ -148,27 +183,44 @@ static void plan_writes(const gs_radix_sort_array *a, unsigned passes, gs_range 
 typedef struct {
   const gs_radix_sort *s;
   VkCommandBuffer cb;
+  const gs_radix_sort_run *run;
   const gs_radix_sort_buffers *b;
   gs_range control, histograms, lookback[2];
   bool indirect;
   uint64_t max_tiles;
+  uint64_t segment_keys; /* 0: unsegmented */
 } recording;
 
 static gs_range control_field(const recording *r, size_t offset, size_t size) {
   return gs_subrange(r->control, offset, size);
 }
 
+/* Ends a segment's commands: the caller may submit them and go on in a new command buffer. */
+static int segment_done(recording *r, uint64_t keys) {
+  return r->run->flush ? r->run->flush(r->run->flush_ctx, &r->cb, keys) : GPUSORT_OK;
+}
+
+/* Segment k of a segmented sort: its first key and its key count. */
+static uint64_t segment_first(const recording *r, uint64_t k) { return k * r->segment_keys; }
+static uint64_t segment_count(const recording *r, uint64_t k) {
+  const uint64_t first = segment_first(r, k), left = r->run->n - first;
+  return left < r->segment_keys ? left : r->segment_keys;
+}
+static uint64_t segments_of(const recording *r) {
+  return r->segment_keys ? (r->run->n + r->segment_keys - 1) / r->segment_keys : 1;
+}
+
 /* Zeroed tickets, histograms and the first pass's descriptors (the three lie one after the
  * other: one clear); for an indirect sort, the count and dispatch sizes. */
-static int record_start(const recording *r, const gs_radix_sort_run *run) {
+static int record_start(const recording *r) {
   const gs_radix_sort *s = r->s;
-  const uint64_t tiles = r->indirect ? r->max_tiles : tiles_for(s, run->n);
+  const uint64_t tiles = r->indirect ? r->max_tiles : tiles_for(s, r->run->n);
   int rc = gs_record_clear(s->dev, r->cb, s->memops, r->control,
                            (STATE_CONTROL_BYTES + STATE_HISTOGRAM_BYTES) / 4 + tiles * GS_RADIX);
   if (rc || !r->indirect) return rc;
   gs_prepare_indirect_push pp = {.count = r->b->count.address,
                                  .control = r->control.address,
-                                 .max_n = (uint32_t)run->max_n,
+                                 .max_n = (uint32_t)r->run->max_n,
                                  .tile_keys = s->tile_keys,
                                  .histogram_keys_per_group = s->histogram_workgroup_size * HISTOGRAM_KEYS_PER_INVOCATION,
                                  .histogram_max_groups = HISTOGRAM_MAX_GROUPS,
@@ -176,70 +228,128 @@ static int record_start(const recording *r, const gs_radix_sort_run *run) {
   return gs_kernel_dispatch(s->dev, r->cb, &s->prepare_indirect, &pp, 1);
 }
 
-static int record_histograms(const recording *r, const gs_radix_sort_run *run, unsigned passes, unsigned last_bits) {
+/* Every digit position's histogram, one dispatch per segment, then their scans. */
+static int record_histograms(recording *r, unsigned passes, unsigned last_bits) {
   const gs_radix_sort *s = r->s;
+  const unsigned kb = s->info->bytes;
   const uint64_t per_group = (uint64_t)s->histogram_workgroup_size * HISTOGRAM_KEYS_PER_INVOCATION;
-  uint64_t groups = gs_groups_for(run->n, per_group);
-  if (groups > HISTOGRAM_MAX_GROUPS) groups = HISTOGRAM_MAX_GROUPS;
-  gs_histogram_push hp = {.keys = r->b->keys.in.address,
-                          .histograms = r->histograms.address,
-                          .control = r->control.address,
-                          .n = (uint32_t)run->n,
-                          .passes = passes,
-                          .first_shift = run->begin_bit,
-                          .last_bits = last_bits,
-                          .groups = (uint32_t)groups,
-                          .flags = r->indirect ? GS_SORT_INDIRECT : 0};
   int rc = GPUSORT_OK;
-  if (r->indirect)
-    gs_kernel_dispatch_indirect(r->cb, &s->histogram, &hp,
-                                control_field(r, offsetof(gs_sort_control, histogram_dispatch), 12));
-  else
-    rc = gs_kernel_dispatch(s->dev, r->cb, &s->histogram, &hp, (uint32_t)groups);
+  for (uint64_t k = 0; k < segments_of(r) && !rc; k++) {
+    const uint64_t count = r->segment_keys ? segment_count(r, k) : r->run->n;
+    uint64_t groups = gs_groups_for(count, per_group);
+    if (groups > HISTOGRAM_MAX_GROUPS) groups = HISTOGRAM_MAX_GROUPS;
+    gs_histogram_push hp = {.keys = r->b->keys.in.address + segment_first(r, k) * kb,
+                            .histograms = r->histograms.address,
+                            .control = r->control.address,
+                            .n = (uint32_t)count,
+                            .passes = passes,
+                            .first_shift = r->run->begin_bit,
+                            .last_bits = last_bits,
+                            .groups = (uint32_t)groups,
+                            .flags = r->indirect ? GS_SORT_INDIRECT : 0};
+    if (r->indirect) {
+      gs_kernel_dispatch_indirect(r->cb, &s->histogram, &hp,
+                                  control_field(r, offsetof(gs_sort_control, histogram_dispatch), 12));
+      continue;
+    }
+    if (!(rc = gs_kernel_dispatch(s->dev, r->cb, &s->histogram, &hp, (uint32_t)groups)) && r->segment_keys)
+      rc = segment_done(r, count);
+  }
   gs_scan_histograms_push sp = {.histograms = r->histograms.address};
   if (!rc) rc = gs_kernel_dispatch(s->dev, r->cb, &s->scan_histograms, &sp, passes);
   return rc;
 }
 
-static int record_pass(const recording *r, const gs_radix_sort_run *run, gs_onesweep_push *pp) {
+/* The digit-binning kernel of a pass: `plain` ones for passes that neither map nor unmap keys
+ * (same interface), segmented ones for segmented sorts. */
+static const gs_kernel *pass_kernel(const recording *r, uint32_t flags) {
   const gs_radix_sort *s = r->s;
-  const uint32_t tiles = tiles_for(s, run->n);
+  const bool plain = !(flags & (GS_SORT_FIRST_PASS | GS_SORT_LAST_PASS)) && s->onesweep_plain.pipeline;
+  if (r->segment_keys) return plain ? &s->onesweep_plain_segmented : &s->onesweep_segmented;
+  return plain ? &s->onesweep_plain : &s->onesweep;
+}
+
+/* One pass: a dispatch, or one per segment with the digit starts advanced in between. `pp`
+ * holds the whole arrays and the pass's look-back arrays; segments get their slices. */
+static int record_pass(recording *r, const gs_onesweep_push *pass) {
+  const gs_radix_sort *s = r->s;
+  const gs_kernel *k = pass_kernel(r, pass->flags);
+  if (r->indirect) {
+    gs_kernel_dispatch_indirect(r->cb, k, pass, control_field(r, offsetof(gs_sort_control, onesweep_dispatch), 12));
+    return GPUSORT_OK;
+  }
+  if (!r->segment_keys) return gs_kernel_dispatch(s->dev, r->cb, k, pass, tiles_for(s, r->run->n));
+  const unsigned kb = s->info->bytes, vb = s->config.value_bytes;
+  const uint64_t segments = segments_of(r), row = GS_RADIX * 4;
   int rc = GPUSORT_OK;
-  /* `onesweep_plain` has the same interface, for passes that neither map nor unmap keys */
-  const gs_kernel *k =
-      (pp->flags & (GS_SORT_FIRST_PASS | GS_SORT_LAST_PASS)) || !s->onesweep_plain.pipeline ? &s->onesweep
-                                                                                            : &s->onesweep_plain;
-  if (r->indirect)
-    gs_kernel_dispatch_indirect(r->cb, k, pp, control_field(r, offsetof(gs_sort_control, onesweep_dispatch), 12));
-  else
-    rc = gs_kernel_dispatch(s->dev, r->cb, k, pp, tiles);
+  for (uint64_t g = 0; g < segments && !rc; g++) {
+    const uint64_t first = segment_first(r, g), count = segment_count(r, g);
+    const uint64_t tile0 = first / s->tile_keys, tiles = tiles_for(s, count);
+    gs_onesweep_push pp = *pass;
+    pp.keys_in += first * kb;
+    if (vb) pp.values_in += first * vb;
+    pp.lookback += tile0 * row;
+    pp.lookback_next += tile0 * row;
+    pp.n = (uint32_t)count;
+    pp.tiles = (uint32_t)tiles;
+    pp.index_base = (uint32_t)first;
+    if ((rc = gs_kernel_dispatch(s->dev, r->cb, k, &pp, (uint32_t)tiles))) break;
+    if (g + 1 < segments) {
+      gs_next_segment_push np = {.digit_starts = r->histograms.address + pass->pass * row,
+                                 .last_tile = pass->lookback + (tile0 + tiles - 1) * row,
+                                 .control = r->control.address,
+                                 .pass = pass->pass};
+      if ((rc = gs_kernel_dispatch(s->dev, r->cb, &s->next_segment, &np, 1))) break;
+    }
+    rc = segment_done(r, count);
+  }
   return rc;
 }
 
 /* Copies n elements of `bytes` each from src to dst (n read by the GPU for indirect sorts). */
-static int record_copy(const recording *r, const gs_radix_sort_run *run, gs_range src, gs_range dst, unsigned bytes) {
+static int record_copy(const recording *r, gs_range src, gs_range dst, unsigned bytes) {
   const gs_radix_sort *s = r->s;
-  int rc;
   if (r->indirect)
-    rc = gs_record_counted(s->dev, r->cb, s->memops, &src, dst, r->control.address + offsetof(gs_sort_control, n),
-                           bytes / 4, run->max_n * bytes / 4);
-  else
-    rc = gs_record_copy(s->dev, r->cb, s->memops, src, dst, run->n * bytes / 4);
-  return rc;
+    return gs_record_counted(s->dev, r->cb, s->memops, &src, dst, r->control.address + offsetof(gs_sort_control, n),
+                             bytes / 4, r->run->max_n * bytes / 4);
+  return gs_record_copy(s->dev, r->cb, s->memops, src, dst, r->run->n * bytes / 4);
 }
 
 /* Test hook: copy the first output key over the last, so the output is no longer a
  * permutation of the input (and usually not sorted) unless those keys were equal. */
-static int record_corruption(const recording *r, const gs_radix_sort_run *run) {
+static int record_corruption(const recording *r) {
   const gs_radix_sort *s = r->s;
   const unsigned kb = s->info->bytes, vb = s->config.value_bytes;
-  if (run->n < 2 || r->indirect) return GPUSORT_OK;
-  int rc = gs_record_copy(s->dev, r->cb, s->memops, r->b->keys.out, gs_subrange(r->b->keys.out, (run->n - 1) * kb, kb),
+  const uint64_t n = r->run->n;
+  if (n < 2 || r->indirect) return GPUSORT_OK;
+  int rc = gs_record_copy(s->dev, r->cb, s->memops, r->b->keys.out, gs_subrange(r->b->keys.out, (n - 1) * kb, kb),
                           kb / 4);
   if (!rc && vb)
-    rc = gs_record_copy(s->dev, r->cb, s->memops, r->b->values.out,
-                        gs_subrange(r->b->values.out, (run->n - 1) * vb, vb), vb / 4);
+    rc = gs_record_copy(s->dev, r->cb, s->memops, r->b->values.out, gs_subrange(r->b->values.out, (n - 1) * vb, vb),
+                        vb / 4);
   return rc;
+}
+
+/* Segment size for a run: 0 (unsegmented) unless asked for and needed; whole tiles. */
+static int plan_segments(const gs_radix_sort *s, const gs_radix_sort_run *run, bool indirect, uint64_t *segment_keys) {
+  *segment_keys = 0;
+  const uint64_t limit = gs_radix_sort_segment_limit(s);
+  uint64_t want = run->segment_keys;
+  if (indirect || want == 0) {
+    if (run->max_n > limit && !indirect)
+      return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%llu keys need a segmented sort", (unsigned long long)run->n);
+    if (indirect && run->max_n > limit)
+      return gs_fail(GPUSORT_ERROR_TOO_LARGE, "an indirect sort takes at most %llu keys", (unsigned long long)limit);
+    return GPUSORT_OK;
+  }
+  if (want > limit) want = limit;
+  want -= want % s->tile_keys;
+  if (want == 0) want = s->tile_keys;
+  if (run->n <= want && run->n <= limit) return GPUSORT_OK; /* one segment: the plain passes */
+  if (run->n > (1ull << 32)) return gs_fail(GPUSORT_ERROR_TOO_LARGE, "a sort takes at most 2^32 keys");
+  if (!s->segments_enabled) return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: segmented pipelines not built");
+  *segment_keys = want;
+  return GPUSORT_OK;
 }
 
 int gs_radix_sort_record(const gs_radix_sort *s, VkCommandBuffer cb, const gs_radix_sort_run *run,
@@ -255,23 +365,24 @@ int gs_radix_sort_record(const gs_radix_sort *s, VkCommandBuffer cb, const gs_ra
   if (!indirect && run->n > run->max_n)
     return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: %llu keys exceed the sort's capacity",
                    (unsigned long long)run->n);
-  recording r = {.s = s, .cb = cb, .b = b, .indirect = indirect, .max_tiles = tiles_for(s, run->max_n)};
+  recording r = {.s = s, .cb = cb, .run = run, .b = b, .indirect = indirect, .max_tiles = tiles_for(s, run->max_n)};
+  if ((rc = plan_segments(s, run, indirect, &r.segment_keys))) return rc;
   r.control = gs_subrange(b->state, 0, STATE_CONTROL_BYTES);
   r.histograms = gs_subrange(b->state, STATE_CONTROL_BYTES, STATE_HISTOGRAM_BYTES);
   const VkDeviceSize lookback = lookback_bytes(s, run->max_n);
   for (int i = 0; i < 2; i++)
     r.lookback[i] = gs_subrange(b->state, STATE_CONTROL_BYTES + STATE_HISTOGRAM_BYTES + i * lookback, lookback);
 
-  gs_cmd_barrier(cb); /* after earlier work on the same arrays and state */
-  if (ts) gs_timestamps_write(cb, ts, 0);
+  gs_cmd_barrier(r.cb); /* after earlier work on the same arrays and state */
+  if (ts) gs_timestamps_write(r.cb, ts, 0);
   if (!indirect && run->n == 0) {
     if (ts)
-      for (unsigned p = 1; p < 2 + passes; p++) gs_timestamps_write(cb, ts, p);
+      for (unsigned p = 1; p < 2 + passes; p++) gs_timestamps_write(r.cb, ts, p);
     return GPUSORT_OK;
   }
   const unsigned last_bits = end_bit - (begin_bit + 8 * (passes - 1));
-  if ((rc = record_start(&r, run)) || (rc = record_histograms(&r, run, passes, last_bits))) return rc;
-  if (ts) gs_timestamps_write(cb, ts, 1);
+  if ((rc = record_start(&r)) || (rc = record_histograms(&r, passes, last_bits))) return rc;
+  if (ts) gs_timestamps_write(r.cb, ts, 1);
 
   gs_range key_writes[GS_RADIX_MAX_PASSES], value_writes[GS_RADIX_MAX_PASSES];
   bool keys_back, values_back = false;
@@ -300,13 +411,13 @@ int gs_radix_sort_record(const gs_radix_sort *s, VkCommandBuffer cb, const gs_ra
     if (p + 1 == passes) pp.flags |= GS_SORT_LAST_PASS;
     else pp.flags |= GS_SORT_CLEAR_NEXT;
     if (p == 0 && run->index_values) pp.flags |= GS_SORT_INDEX_VALUES;
-    if ((rc = record_pass(&r, run, &pp))) return rc;
-    if (ts && p + 1 < passes) gs_timestamps_write(cb, ts, 2 + p);
+    if ((rc = record_pass(&r, &pp))) return rc;
+    if (ts && p + 1 < passes) gs_timestamps_write(r.cb, ts, 2 + p);
   }
-  if (keys_back && (rc = record_copy(&r, run, b->keys.tmp, b->keys.out, s->info->bytes))) return rc;
-  if (values_back && (rc = record_copy(&r, run, b->values.tmp, b->values.out, s->config.value_bytes))) return rc;
-  if (run->corrupt && (rc = record_corruption(&r, run))) return rc;
-  if (ts) gs_timestamps_write(cb, ts, 1 + passes);
+  if (keys_back && (rc = record_copy(&r, b->keys.tmp, b->keys.out, s->info->bytes))) return rc;
+  if (values_back && (rc = record_copy(&r, b->values.tmp, b->values.out, s->config.value_bytes))) return rc;
+  if (run->corrupt && (rc = record_corruption(&r))) return rc;
+  if (ts) gs_timestamps_write(r.cb, ts, 1 + passes);
   return GPUSORT_OK;
 }
 

@@ -12,7 +12,14 @@
  * pass count then decides which of in and tmp the caller gives as out, see
  * gs_radix_sort_passes). When the pass count would make the first pass write the array it
  * reads, the sort ends with a copy into place. A separate state block holds tickets,
- * histograms and look-back descriptors. */
+ * histograms and look-back descriptors.
+ *
+ * Large sorts are segmented: each pass (and the histogram) runs as a dispatch per segment of
+ * consecutive keys, whose look-back counts start from zero (they hold 30 bits) and whose
+ * output positions are found from digit starts advanced between segments
+ * (shaders/radix_next_segment.comp). This takes up to 2^32 keys, and lets the caller end a
+ * submission between segments so that no submission holds more than a bounded amount of
+ * work (see gs_radix_sort_run.flush). */
 #ifndef GS_PRIM_RADIX_SORT_H
 #define GS_PRIM_RADIX_SORT_H
 
@@ -40,6 +47,11 @@ typedef struct {
    * between, whose keys are already ordered, without that code (it cost registers and thus
    * occupancy: f32 passes ran 33% slower on an H100). Unset when keys are unsigned ascending. */
   gs_kernel onesweep, onesweep_plain;
+  /* Segmented sorts (gs_radix_sort_enable_segments): the same passes with GS_SPEC_SEGMENTED,
+   * and the kernel that advances the digit starts between segments. */
+  gs_kernel onesweep_segmented, onesweep_plain_segmented, next_segment;
+  bool segments_enabled;
+  uint32_t kpt_spec[6]; /* the digit-binning pipelines' specialization constants */
 } gs_radix_sort;
 
 typedef struct {
@@ -59,6 +71,14 @@ typedef struct {
   unsigned begin_bit, end_bit; /* sort on ordered-key bits [begin, end); 0,0 = all bits */
   bool index_values;           /* values become the keys' input indices */
   bool corrupt;                /* test: overwrite the last output key (and value) with the first */
+  /* Segments of at most this many keys (rounded down to whole tiles, at most
+   * gs_radix_sort_segment_limit); 0: one dispatch per pass, which takes up to
+   * gs_radix_sort_max_keys(..., false) keys. Needs gs_radix_sort_enable_segments. */
+  uint64_t segment_keys;
+  /* Called, when set, after each segment's dispatches with the keys they covered: it may end
+   * the command buffer, submit it and replace *cb with a new one in the recording state. */
+  int (*flush)(void *ctx, VkCommandBuffer *cb, uint64_t keys);
+  void *flush_ctx;
 } gs_radix_sort_run;
 
 typedef struct {
@@ -70,9 +90,16 @@ typedef struct {
 
 enum { GS_RADIX_SORT_TIMESTAMPS = 2 + GS_RADIX_MAX_PASSES };
 
-/* The most keys of this type (with values of value_bytes, 0 for none) one sort takes:
- * look-back counts are 30 bits, and each array must fit one buffer. */
-uint64_t gs_radix_sort_max_keys(const gs_device *dev, gs_key_type key, unsigned value_bytes);
+/* The most keys of this type (with values of value_bytes, 0 for none) one sort takes: each
+ * array must fit one buffer, and an unsegmented sort's look-back counts are 30 bits while a
+ * segmented sort's positions are 32 bits. */
+uint64_t gs_radix_sort_max_keys(const gs_device *dev, gs_key_type key, unsigned value_bytes, bool segmented);
+
+/* The most keys of one segment (whole tiles whose counts fit the look-back's 30 bits). */
+uint64_t gs_radix_sort_segment_limit(const gs_radix_sort *s);
+
+/* Builds the segmented pipelines (once). */
+int gs_radix_sort_enable_segments(gs_radix_sort *s);
 
 int gs_radix_sort_create(gs_device *dev, const gs_memops *memops, const gs_device_config *config,
                          const gs_radix_sort_config *sort_config, gs_radix_sort *s);

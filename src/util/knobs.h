@@ -20,6 +20,7 @@ typedef struct {
   uint32_t scan_workgroup;       /* GPUSORT_SCAN_WORKGROUP */
   uint32_t scan_rows;            /* GPUSORT_SCAN_ROWS */
   uint32_t lookback_spin;        /* GPUSORT_LOOKBACK_SPIN: 1 makes every look-back wait fall back */
+  uint64_t submit_keys;          /* GPUSORT_SUBMIT_KEYS: keys per submission of a sort pass (segments) */
   uint32_t threads;              /* GPUSORT_THREADS: host worker threads */
   uint64_t chunk_bytes;          /* GPUSORT_CHUNK_BYTES: staging slot size */
   bool graphics_queue;           /* GPUSORT_QUEUE=graphics: prefer the universal queue family */

@@ -62,6 +62,38 @@ int gs_submission_wait(gs_device *dev, gs_submission *s, const char *stage) {
   return GPUSORT_OK;
 }
 
+int gs_submitter_init(gs_device *dev, gs_submitter *s, const char *stage) {
+  memset(s, 0, sizeof *s);
+  s->stage = stage;
+  int rc = gs_submission_init(dev, &s->ring[0]);
+  return rc ? rc : gs_submission_init(dev, &s->ring[1]);
+}
+
+void gs_submitter_destroy(gs_device *dev, gs_submitter *s) {
+  gs_submission_destroy(dev, &s->ring[0]);
+  gs_submission_destroy(dev, &s->ring[1]);
+}
+
+int gs_submitter_begin(gs_device *dev, gs_submitter *s) { return gs_submission_begin(dev, &s->ring[s->current]); }
+
+int gs_submitter_flush(gs_device *dev, gs_submitter *s) {
+  gs_cmd_barrier(s->ring[s->current].cb);
+  int rc = gs_submission_submit(dev, &s->ring[s->current], s->stage);
+  if (rc) return rc;
+  s->current ^= 1;
+  if ((rc = gs_submission_wait(dev, &s->ring[s->current], s->stage))) return rc;
+  rc = gs_submission_begin(dev, &s->ring[s->current]);
+  if (!rc) gs_cmd_barrier(s->ring[s->current].cb);
+  return rc;
+}
+
+int gs_submitter_finish(gs_device *dev, gs_submitter *s) {
+  int rc = gs_submission_submit(dev, &s->ring[s->current], s->stage);
+  int other = gs_submission_wait(dev, &s->ring[s->current ^ 1], s->stage);
+  if (!rc) rc = gs_submission_wait(dev, &s->ring[s->current], s->stage);
+  return rc ? rc : other;
+}
+
 static void memory_barrier(VkCommandBuffer cb, VkPipelineStageFlags src_stage, VkAccessFlags src_access,
                            VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
   VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access, .dstAccessMask = dst_access};

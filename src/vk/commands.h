@@ -26,6 +26,30 @@ int gs_submission_submit(gs_device *dev, gs_submission *s, const char *stage);
 /* Waits for a pending submission, at most gs_device.timeout_ns; `stage` names it in errors. */
 int gs_submission_wait(gs_device *dev, gs_submission *s, const char *stage);
 
+/* Work recorded into a series of command buffers, so that no submission holds more than the
+ * caller lets into one: two submissions alternate, one recording while the other runs.
+ * Commands of later submissions are ordered after earlier ones by the barriers each recording
+ * starts and ends with (submission order spans submissions on one queue). */
+typedef struct {
+  gs_submission ring[2];
+  int current;
+  const char *stage; /* names the work in errors */
+} gs_submitter;
+
+int gs_submitter_init(gs_device *dev, gs_submitter *s, const char *stage);
+void gs_submitter_destroy(gs_device *dev, gs_submitter *s);
+
+/* Begins the first recording; its command buffer is gs_submitter_cb(). */
+int gs_submitter_begin(gs_device *dev, gs_submitter *s);
+static inline VkCommandBuffer gs_submitter_cb(const gs_submitter *s) { return s->ring[s->current].cb; }
+
+/* Submits what was recorded and begins a new recording (after the submission before it has
+ * finished, whose command buffer it reuses). */
+int gs_submitter_flush(gs_device *dev, gs_submitter *s);
+
+/* Submits what was recorded and waits for everything. */
+int gs_submitter_finish(gs_device *dev, gs_submitter *s);
+
 /* Makes all earlier compute and transfer writes visible to later compute and transfer work and
  * to indirect dispatches' reads of their group counts. (Vulkan 1.0 barriers: a caller's device
  * need not enable synchronization2.) */
