@@ -163,6 +163,11 @@ typedef struct gpusort_context gpusort_context;
                                            then opens it while it reads its input); jobs that need
                                            no device (check, generate) never open it */
 
+/* Progress of a file job, for a display: `done` of `total` units of work (bytes moved: read,
+ * uploaded, partitioned, written), called from the job's thread every few megabytes. `total`
+ * is an estimate that a job may raise as it learns more; `done` never decreases. */
+typedef void (*gpusort_progress_fn)(void *user, uint64_t done, uint64_t total);
+
 typedef struct gpusort_context_params {
   uint32_t struct_size;
   int32_t device;          /* index in gpusort_list_devices(); -1: the first discrete GPU, else
@@ -170,10 +175,17 @@ typedef struct gpusort_context_params {
   uint32_t flags;          /* GPUSORT_OPEN_DEFERRED */
   uint32_t reserved;
   double timeout_seconds;  /* bound on every wait for the GPU; 0: 60 s */
-  uint64_t memory_budget;  /* device memory a job may use, in bytes; 0: 3/4 of the device-local memory */
+  uint64_t memory_budget;  /* device memory and pinned staging memory a job may use together, in
+                              bytes; 0: three quarters of the device-local memory free when the
+                              device opens. Larger jobs run out of core within it. */
+  const char *temp_dir;    /* where file jobs put scratch files (a stream larger than the budget,
+                              the pieces of an out-of-core sort); NULL: the output's directory, or
+                              $TMPDIR (else /tmp) when the output is not a file. Copied. */
+  gpusort_progress_fn progress; /* NULL: none */
+  void *progress_user;
 } gpusort_context_params;
 
-#define GPUSORT_CONTEXT_PARAMS_INIT {sizeof(gpusort_context_params), -1, 0, 0, 0.0, 0}
+#define GPUSORT_CONTEXT_PARAMS_INIT {sizeof(gpusort_context_params), -1, 0, 0, 0.0, 0, NULL, NULL, NULL}
 
 /* Creates a context (params NULL: the defaults) and, unless deferred, opens its device.
  * Errors: USAGE (bad params), NO_SUCH_DEVICE, NO_DEVICE, OUT_OF_MEMORY, RUNTIME. On failure
@@ -314,6 +326,9 @@ typedef enum gpusort_stage {
   GPUSORT_STAGE_VERIFY,    /* host: order and permutation checks */
   GPUSORT_STAGE_CHECK,     /* host: gpusort_check_file */
   GPUSORT_STAGE_GENERATE,  /* host: gpusort_generate_file */
+  GPUSORT_STAGE_SPILL,     /* host: a stream larger than the budget written to a scratch file */
+  GPUSORT_STAGE_BUCKETS,   /* out of core, host: the records of each key bucket counted */
+  GPUSORT_STAGE_PARTITION, /* out of core: the input moved into its buckets (GPU and host) */
   GPUSORT_STAGE_COUNT,
   GPUSORT_STAGE_ENUM_SIZE_ = 0x7FFFFFFF
 } gpusort_stage;
@@ -340,7 +355,8 @@ typedef struct gpusort_report {
   uint32_t tile_items_per_invocation;
   uint32_t tile_items;           /* keys (sort) or elements (scan) per tile */
   uint32_t tile_shared_bytes;
-  uint32_t reserved;
+  uint32_t batches;              /* GPU batches the job took: 1 when all of it fit at once (in core);
+                                    an out-of-core sort's in-core sorts, a scan's chunks */
 } gpusort_report;
 
 #define GPUSORT_REPORT_INIT GPUSORT_OUTPUT_INIT_(gpusort_report)

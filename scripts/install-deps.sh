@@ -8,4 +8,4 @@ $sudo apt-get update
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends \
   gcc g++ libc6-dev pkg-config meson ninja-build python3 \
   libvulkan-dev glslc libxxhash-dev \
-  mesa-vulkan-drivers vulkan-validationlayers xxhash
+  mesa-vulkan-drivers vulkan-validationlayers xxhash python3-numpy

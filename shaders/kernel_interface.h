@@ -130,16 +130,23 @@ GS_BLOCK_BEGIN(gs_prepare_indirect_push)
   GS_U32 max_groups_x; /* dispatches beyond it are folded into x * y */
 GS_BLOCK_END(gs_prepare_indirect_push)
 
-/* scan_tiles.comp. */
+/* scan_tiles.comp. A scan of an array too large for one scan runs in chunks: each chunk's
+ * first prefix is the accumulator value at carry_in (the combination of every earlier chunk),
+ * and its last tile writes the combination of that and the whole chunk to carry_out. */
 #define GS_SCAN_TILE_NO_PREFIX 1u /* downsweep of a single tile: the prefix is the identity */
+#define GS_SCAN_CARRY_IN 2u       /* the first tile's prefix is carry_in (with NO_PREFIX: the prefix) */
+#define GS_SCAN_CARRY_OUT 4u      /* the last tile writes prefix + aggregate to carry_out */
 GS_BLOCK_BEGIN(gs_scan_push)
   GS_ADDRESS elements; /* the input */
   GS_ADDRESS results;  /* the output */
   GS_ADDRESS tickets;
   GS_ADDRESS tile_data; /* look-back descriptors, or reduce-then-scan tile values */
+  GS_ADDRESS carry_in;  /* one accumulator value */
+  GS_ADDRESS carry_out;
   GS_U32 n;
   GS_U32 tiles;
   GS_U32 flags;
+  GS_U32 pad0;
 GS_BLOCK_END(gs_scan_push)
 
 /* gather_records.comp: out[i] = in[indices[i]], records of any size. */

@@ -131,7 +131,8 @@ void main() {
 #if MODE == 0
     rep_t prefix = rep_identity();
     if (tile == 0u) {
-      if (lane == 0u) scan_post(tile, SCAN_INCLUSIVE, aggregate);
+      prefix = scan_initial_prefix();
+      if (lane == 0u) scan_post(tile, SCAN_INCLUSIVE, combine(prefix, aggregate));
     } else {
       if (lane == 0u) scan_post(tile, SCAN_AGGREGATE, aggregate);
       prefix = scan_look_back(tile);
@@ -141,8 +142,17 @@ void main() {
 #elif MODE == 1
     if (lane == 0u) AccArray(pc.tile_data).values[tile] = bits_from_rep(aggregate);
 #else
-    if (lane == 0u)
-      s_tile_prefix = (pc.flags & GS_SCAN_TILE_NO_PREFIX) != 0u ? rep_identity() : rep_from_bits(AccArray(pc.tile_data).values[tile]);
+    rep_t prefix = rep_identity();
+    if ((pc.flags & GS_SCAN_TILE_NO_PREFIX) == 0u)
+      prefix = rep_from_bits(AccArray(pc.tile_data).values[tile]);
+    else if ((pc.flags & GS_SCAN_CARRY_IN) != 0u)
+      prefix = rep_from_bits(AccArray(pc.carry_in).values[0]);
+    if (lane == 0u) s_tile_prefix = prefix;
+#endif
+#if MODE != 1
+    // the next chunk's prefix: everything up to the end of this one
+    if ((pc.flags & GS_SCAN_CARRY_OUT) != 0u && tile + 1u == pc.tiles && lane == 0u)
+      AccArray(pc.carry_out).values[0] = bits_from_rep(combine(prefix, aggregate));
 #endif
   }
 #if MODE == 1

@@ -154,14 +154,14 @@ class Inputs(CliTest):
         self.assert_error(p, 2, "stdin", "5 bytes")
         self.assertFalse(os.path.exists(self.path("o")))
 
-    def test_too_large_for_one_buffer(self):
-        # A sparse file of 2^30 + 1 keys: more than any device's single-buffer limit here
-        # (look-back counts are 30-bit). Refused before any data is read.
-        inp = self.path("huge.bin")
-        with open(inp, "wb") as f:
-            f.truncate(4 * (2**30 + 1))
-        self.assert_error(run(["--keys", "u32", inp, self.path("o")]), 1, "can sort at most")
+    def test_budget_too_small_for_any_sort(self):
+        inp = self.write("in.bin", u32(random_u32(1000, 3)))
+        self.assert_error(run(["--keys", "u32", "--mem-limit", "1K", inp, self.path("o")]), 1, "memory budget",
+                          "--mem-limit")
+        self.assert_error(run(["--keys", "u32", "--mem-limit", "lots", inp, self.path("o")]), 2, "--mem-limit",
+                          "'lots'")
         self.assertFalse(os.path.exists(self.path("o")))
+        self.assert_no_temp_files()
 
     def test_input_never_modified(self):
         data = u32(random_u32(5000, 7))
@@ -665,30 +665,26 @@ class Scans(CliTest):
 
 
 class Limits(CliTest):
-    def test_inputs_at_the_binding_limit(self):
-        """Every element counts at the largest size a binding allows, and one more is refused."""
+    def test_inputs_past_the_largest_buffer(self):
+        """At the largest size one buffer holds and one past it: scans go in chunks and sorts out
+        of core, every element counting."""
         import itertools
         small = {"GPUSORT_MAX_BINDING_BYTES": "4108"}  # 1027 u32 keys; scans take 4096 bytes: 1024
-        for n, ok in [(1024, True), (1025, False)]:
+        for n in [1024, 1025, 5000]:
             vals = [(i * 7919) % 1000 + 1 for i in range(n)]
             inp = self.write("s.bin", u32(vals))
             p = run(["scan", "-f", "--keys", "u32", inp, self.path("o")], env=small)
-            if ok:
-                self.assertEqual(p.returncode, 0, p.stderr)
-                self.assertEqual(u32_list(self.read("o")), list(itertools.accumulate(vals)))
-                r = run(["reduce", "--keys", "u32", inp], env=small)
-                self.assertEqual(r.stdout.decode(), f"{sum(vals)}\n")
-            else:
-                self.assert_error(p, 1, "can scan at most 1024")
-        for n, ok in [(1027, True), (1028, False)]:
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(u32_list(self.read("o")), list(itertools.accumulate(vals)))
+            r = run(["reduce", "--keys", "u32", inp], env=small)
+            self.assertEqual(r.stdout.decode(), f"{sum(vals)}\n")
+        for n, in_core in [(1027, True), (1028, False), (7000, False)]:
             vals = random_u32(n, 3)
             inp = self.write("k.bin", u32(vals))
             p = run(["-f", "--keys", "u32", inp, self.path("o")], env=small)
-            if ok:
-                self.assertEqual(p.returncode, 0, p.stderr)
-                self.assertEqual(u32_list(self.read("o")), sorted(vals))
-            else:
-                self.assert_error(p, 1, "can sort at most 1027")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual("partition" not in p.stderr.decode(), in_core, p.stderr.decode())
+            self.assertEqual(u32_list(self.read("o")), sorted(vals))
         self.assert_no_temp_files()
 
     def test_sync(self):

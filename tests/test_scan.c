@@ -13,6 +13,9 @@
  *   test_scan references    the benchmark's textbook scans (Hillis-Steele, Blelloch over global
  *                           and shared memory, subgroup-blocked), inclusive and exclusive
  *   test_scan reduce        reductions of every type and operator over boundary sizes
+ *   test_scan chunks        scans and reductions of arrays larger than a chunk, in chunks that
+ *                           carry the combination of the earlier ones (as files of any size
+ *                           are scanned): every type, operator, direction and algorithm
  *   (run matrix with GPUSORT_SCAN_SPLIT=1 for the split descriptor layout, and with
  *    GPUSORT_LOOKBACK_SPIN=1 for the look-back fallback) */
 #include <float.h>
@@ -24,12 +27,14 @@
 
 #include "io/transfer.h"
 #include "job/context.h"
+#include "job/scan_engine.h"
 #include "prim/scan_reference.h"
 #include "util/error.h"
 
 typedef struct {
   gs_context ctx;
   gs_device *dev;
+  uint64_t chunk; /* non-zero: scan through the scan engine in chunks of this many elements */
   int failures, checks;
 } tester;
 
@@ -109,8 +114,36 @@ static long double as_real(const gs_key_info *a, uint64_t bits) {
   return f;
 }
 
+static int append(void *ctx, const void *data, size_t bytes) {
+  unsigned char **cursor = ctx;
+  memcpy(*cursor, data, bytes);
+  *cursor += bytes;
+  return GPUSORT_OK;
+}
+
+/* The scan engine, in chunks of t->chunk elements (each starting from the carry of the ones
+ * before; a reduction's chunk values combined on the host). */
+static int scan_in_chunks(tester *t, const gs_scan_config *c, const unsigned char *input, uint64_t n, void *out,
+                          unsigned *tile) {
+  gs_scan_engine e;
+  const unsigned in = gs_key_info_of(c->input)->bytes;
+  unsigned char *cursor = out;
+  int rc = gs_scan_engine_init(&e, &t->ctx, c, t->chunk);
+  for (uint64_t first = 0; !rc && (first < n || first == 0); first += t->chunk) {
+    const uint64_t count = n - first < t->chunk ? n - first : t->chunk;
+    const gs_record_source source = {.data = input + first * in, .fd = -1};
+    rc = gs_scan_engine_chunk(&e, &source, count, append, &cursor);
+    if (n == 0) break;
+  }
+  if (!rc && c->reduce_only) gs_scan_engine_value(&e, out);
+  if (!rc) *tile = e.scan->tile;
+  gs_scan_engine_free(&e);
+  return rc;
+}
+
 /* Scans (or reduces) n elements on the GPU into `out`; *tile: the scan's tile. */
 static int scan_on_gpu(tester *t, const gs_scan_config *c, const void *input, uint64_t n, void *out, unsigned *tile) {
+  if (t->chunk) return scan_in_chunks(t, c, input, n, out, tile);
   const unsigned in = gs_key_info_of(c->input)->bytes, acc = gs_key_info_of(c->acc)->bytes;
   const uint64_t results = c->reduce_only ? 1 : n;
   const gs_scan *s;
@@ -129,7 +162,7 @@ static int scan_on_gpu(tester *t, const gs_scan_config *c, const void *input, ui
   if (!rc) rc = gs_submission_begin(t->dev, &sub);
   if (!rc)
     rc = gs_scan_record(s, sub.cb, n, n, gs_buffer_range(&in_buf), gs_buffer_range(&out_buf), gs_buffer_range(&state),
-                        NULL);
+                        NULL, NULL);
   if (!rc) rc = gs_submission_submit(t->dev, &sub, "the test scan");
   if (!rc) rc = gs_submission_wait(t->dev, &sub, "the test scan");
   if (!rc && results) {
@@ -366,6 +399,29 @@ int main(int argc, char **argv) {
       free(input);
       free(out);
     }
+  } else if (strcmp(mode, "chunks") == 0) {
+    for (size_t ti = 0; ti < 6; ti++)
+      for (int op = 0; op < 3; op++)
+        for (int inclusive = 0; inclusive < 2; inclusive++)
+          for (int algo = 0; algo < 2; algo++) {
+            gs_scan_config c = {.input = all_types[ti], .acc = all_types[ti], .op = (gs_scan_op)op,
+                                .inclusive = inclusive, .algo = (gs_scan_algo)algo};
+            const uint64_t tile = tile_of(&t, &c);
+            t.chunk = 3 * tile + 5; /* chunks end inside a tile */
+            const uint64_t sizes[] = {t.chunk - 1, t.chunk, t.chunk + 1, 4 * t.chunk + tile / 2};
+            run_config(&t, c, false, sizes, sizeof sizes / sizeof sizes[0]);
+            if (inclusive && algo) {
+              c.reduce_only = true;
+              for (size_t i = 0; i < 4; i++) check_reduce(&t, &c, sizes[i], "in chunks");
+            }
+            t.chunk = 0;
+          }
+    /* widened accumulators carry the wide running value */
+    gs_scan_config c = {.input = GS_KEY_U32, .acc = GS_KEY_U64, .op = GS_SCAN_SUM, .inclusive = false};
+    t.chunk = 10007;
+    const uint64_t sizes[] = {100003};
+    run_config(&t, c, true, sizes, 1);
+    t.chunk = 0;
   } else if (strcmp(mode, "reduce") == 0) {
     for (size_t ti = 0; ti < 6; ti++)
       for (int op = 0; op < 3; op++) {

@@ -12,7 +12,8 @@
 // LOOKBACK_SPIN_LIMIT polls is reduced by the waiting subgroup itself.
 //
 // Requires: push constants `pc` with the descriptors' address in `pc.tile_data` (a
-// PackedDescriptors reference type for the packed layout), lib/scan_ops.glsl, and a function
+// PackedDescriptors reference type for the packed layout) and the carry's in `pc.carry_in`,
+// an AccArray reference type, lib/scan_ops.glsl, and a function
 // rep_t reduce_tile_by_subgroup(uint tile).
 
 layout(constant_id = GS_SPEC_LOOKBACK_SPIN) const uint LOOKBACK_SPIN_LIMIT = 256;
@@ -66,9 +67,16 @@ uint scan_poll(uint tile, out rep_t value) {
 // Predecessors read at once: the subgroup, up to the 32 lanes the first ballot word covers.
 const uint LOOKBACK_WINDOW = SUBGROUP_SIZE < 32u ? SUBGROUP_SIZE : 32u;
 
+// What comes before tile 0: the carry of the chunks before this one (GS_SCAN_CARRY_IN), or
+// nothing.
+rep_t scan_initial_prefix() {
+  return (pc.flags & GS_SCAN_CARRY_IN) != 0u ? rep_from_bits(AccArray(pc.carry_in).values[0]) : rep_identity();
+}
+
 // The combination of all tiles before `tile` (tile > 0), in subgroup 0. Lane l reads tile
 // end - 1 - l; the lanes up to the nearest inclusive descriptor are combined in one subgroup
-// reduction. Tiles before the first are treated as an inclusive identity.
+// reduction. Before the first tile stands an inclusive descriptor of the initial prefix
+// (reached when tile 0 was reduced by a waiting tile instead of posting its own).
 rep_t scan_look_back(uint tile) {
   const uint lane = gl_SubgroupInvocationID;
   rep_t prefix = rep_identity();
@@ -81,6 +89,8 @@ rep_t scan_look_back(uint tile) {
       status = SCAN_EMPTY; /* not in the window (its ballot bit is not read) */
     else if (end >= lane + 1u)
       status = scan_poll(end - 1u - lane, value);
+    else if (end == lane)
+      value = scan_initial_prefix();
     const uint inclusive_lanes = subgroupBallot(status == SCAN_INCLUSIVE).x;
     const uint empty_lanes = subgroupBallot(status == SCAN_EMPTY).x;
     const uint first_inclusive = inclusive_lanes != 0u ? findLSB(inclusive_lanes) : LOOKBACK_WINDOW;
@@ -100,7 +110,7 @@ rep_t scan_look_back(uint tile) {
       prefix = combine(reduce_tile_by_subgroup(end - 1u), prefix);
       end -= 1u;
       spins = 0u;
-      if (end == 0u) return prefix;
+      if (end == 0u) return combine(scan_initial_prefix(), prefix);
     }
   }
   return prefix;

@@ -9,7 +9,7 @@
 #include "util/error.h"
 
 GS_API_SIZE(gpusort_layout, 20);
-GS_API_SIZE(gpusort_context_params, 32);
+GS_API_SIZE(gpusort_context_params, 56);
 GS_API_SIZE(gpusort_device_info, 1168);
 GS_API_SIZE(gpusort_sort_options, 16);
 GS_API_SIZE(gpusort_scan_options, 24);
@@ -73,7 +73,7 @@ size_t gpusort_type_size(gpusort_type type) {
 const char *gpusort_stage_name(gpusort_stage stage) {
   static const char *const names[GPUSORT_STAGE_COUNT] = {
       "open", "setup", "read", "upload", "sort", "scan", "reduce", "gather", "download", "write", "assemble",
-      "verify", "check", "generate"};
+      "verify", "check", "generate", "spill", "buckets", "partition"};
   return (unsigned)stage < GPUSORT_STAGE_COUNT ? names[stage] : NULL;
 }
 
@@ -202,6 +202,12 @@ int gpusort_open(gpusort_context **ctx, const gpusort_context_params *params) {
   gpusort_context *c = calloc(1, sizeof *c);
   if (!c) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
   gs_context_init(&c->job, p.device, p.timeout_seconds, p.memory_budget);
+  if (p.temp_dir && gs_context_set_temp_dir(&c->job, p.temp_dir) != 0) {
+    free(c);
+    return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
+  }
+  c->job.progress = p.progress;
+  c->job.progress_user = p.progress_user;
   if (!(p.flags & GPUSORT_OPEN_DEFERRED) && (rc = gs_context_device(&c->job, NULL, NULL))) {
     gs_context_close(&c->job);
     free(c);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "report.h"
 
 static char message[1200];
 static int requested_device = -1; /* for messages about it */
@@ -30,6 +31,8 @@ int cli_library_error(int status) {
     return cli_fail(status, "--device %d: %s; see 'gpusort devices'", requested_device, m);
   case GPUSORT_ERROR_GPU_STALL:
     return cli_fail(status, "%s%s", m, strstr(m, "within") ? " (the limit is set by --timeout)" : "");
+  case GPUSORT_ERROR_TOO_LARGE:
+    return cli_fail(status, "%s%s", m, strstr(m, "budget") ? " (set by --mem-limit)" : "");
   default: return cli_fail(status, "%s", m);
   }
 }
@@ -75,8 +78,48 @@ int cli_common_option(cli_common *c, int opt, const char *arg) {
     c->timeout_s = v;
     return 1;
   }
+  case OPT_MEM_LIMIT:
+    if (cli_parse_size(arg, &c->mem_limit) != 0 || c->mem_limit == 0)
+      return cli_fail(GPUSORT_ERROR_USAGE, "--mem-limit takes a size such as 512M or 8G (K, M, G, T: powers of 1024), "
+                                           "not '%s'", arg);
+    return 1;
+  case OPT_TEMP_DIR:
+    if (!*arg) return cli_fail(GPUSORT_ERROR_USAGE, "--temp-dir takes a directory");
+    c->temp_dir = arg;
+    return 1;
+  case OPT_PROGRESS: c->progress = CLI_PROGRESS_ON; return 1;
+  case OPT_NO_PROGRESS: c->progress = CLI_PROGRESS_OFF; return 1;
   default: return 0;
   }
+}
+
+int cli_parse_size(const char *text, uint64_t *out) {
+  char digits[32];
+  size_t len = 0;
+  while (text[len] >= '0' && text[len] <= '9' && len + 1 < sizeof digits) len++;
+  if (strchr(text, '^') || len + 1 >= sizeof digits) return cli_parse_count(text, out); /* 2^K */
+  if (len == 0) return -1;
+  memcpy(digits, text, len);
+  digits[len] = '\0';
+  uint64_t v;
+  if (cli_parse_count(digits, &v) != 0) return -1;
+  const char *unit = text + len;
+  unsigned shift = 0;
+  switch (*unit) {
+  case '\0': break;
+  case 'k': case 'K': shift = 10; break;
+  case 'm': case 'M': shift = 20; break;
+  case 'g': case 'G': shift = 30; break;
+  case 't': case 'T': shift = 40; break;
+  default: return -1;
+  }
+  if (shift) {
+    unit++;
+    if (strcmp(unit, "") != 0 && strcmp(unit, "B") != 0 && strcmp(unit, "iB") != 0) return -1;
+  }
+  if (shift && v > (UINT64_MAX >> shift)) return -1;
+  *out = v << shift;
+  return 0;
 }
 
 int cli_parse_count(const char *text, uint64_t *out) {
@@ -175,6 +218,9 @@ int cli_open(const cli_common *c, gpusort_context **ctx) {
   params.device = c->device;
   params.timeout_seconds = c->timeout_s;
   params.flags = GPUSORT_OPEN_DEFERRED; /* a file job opens the device while it reads the input */
+  params.memory_budget = c->mem_limit;
+  params.temp_dir = c->temp_dir;
+  cli_progress_setup(c->progress, c->verbosity, &params.progress, &params.progress_user);
   requested_device = c->device;
   int rc = gpusort_open(ctx, &params);
   return rc ? cli_library_error(rc) : GPUSORT_OK;

@@ -9,10 +9,15 @@
 #include "gpusort.h"
 
 /* Options every subcommand takes. */
+typedef enum { CLI_PROGRESS_AUTO, CLI_PROGRESS_ON, CLI_PROGRESS_OFF } cli_progress_mode;
+
 typedef struct {
   int device;       /* -1: choose */
   int verbosity;    /* 0 quiet, 1 normal, 2 verbose */
   double timeout_s; /* bound on each GPU wait */
+  uint64_t mem_limit; /* --mem-limit: GPU and staging memory in bytes; 0: the default */
+  const char *temp_dir;
+  cli_progress_mode progress;
 } cli_common;
 
 /* The layout options as given, before they are checked against each other. */
@@ -27,7 +32,8 @@ typedef struct {
 enum {
   OPT_DEVICE = 1000, OPT_TIMEOUT, OPT_KEYS, OPT_VERIFY, OPT_DIST, OPT_SEED, OPT_SIZES, OPT_REPS,
   OPT_VALUES, OPT_RECORD_SIZE, OPT_KEY_OFFSET, OPT_DESCENDING, OPT_BITS, OPT_ARGSORT, OPT_INDEX_TYPE,
-  OPT_SCAN_ALGOS, OPT_SYNC, OPT_OP, OPT_INCLUSIVE, OPT_EXCLUSIVE, OPT_ACC, OPT_ALGO, OPT_DETERMINISTIC
+  OPT_SCAN_ALGOS, OPT_SYNC, OPT_OP, OPT_INCLUSIVE, OPT_EXCLUSIVE, OPT_ACC, OPT_ALGO, OPT_DETERMINISTIC,
+  OPT_MEM_LIMIT, OPT_TEMP_DIR, OPT_PROGRESS, OPT_NO_PROGRESS
 };
 
 /* getopt_long entries of the layout options (--keys, --values, --record-size, --key-offset). */
@@ -39,8 +45,11 @@ enum {
 /* getopt_long entries of the options every command takes. */
 #define CLI_COMMON_OPTIONS                                                                            \
   {"device", required_argument, NULL, OPT_DEVICE}, {"timeout", required_argument, NULL, OPT_TIMEOUT}, \
-      {"quiet", no_argument, NULL, 'q'}, {"verbose", no_argument, NULL, 'v'},                         \
-      {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}
+      {"mem-limit", required_argument, NULL, OPT_MEM_LIMIT},                                          \
+      {"temp-dir", required_argument, NULL, OPT_TEMP_DIR}, {"progress", no_argument, NULL, OPT_PROGRESS}, \
+      {"no-progress", no_argument, NULL, OPT_NO_PROGRESS}, {"quiet", no_argument, NULL, 'q'},         \
+      {"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'},                          \
+      {"version", no_argument, NULL, 'V'}
 
 /* Starts a getopt_long loop over a subcommand's argv (argv[0] is the command's name). */
 void cli_options_begin(cli_common *c, bool *done);
@@ -61,6 +70,10 @@ int cli_layout_resolve(const cli_layout *l, gpusort_layout *layout);
 
 /* A count: decimal digits, or 2^K. */
 int cli_parse_count(const char *text, uint64_t *out);
+
+/* A size in bytes: a count, optionally followed by K, M, G or T (powers of 1024; "KiB",
+ * "MB" and lower case also read as such). */
+int cli_parse_size(const char *text, uint64_t *out);
 
 /* A type name, with a usage error naming `option` for unknown types. */
 int cli_parse_type(const char *option, const char *text, gpusort_type *out);

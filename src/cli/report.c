@@ -70,6 +70,15 @@ void cli_report_start(const gpusort_report *r) {
   char line[200];
   snprintf(line, sizeof line, "opening the device %.0f ms, pipelines and buffers %.0f ms", open * 1e3, setup * 1e3);
   cli_report_row("setup", open + setup, line);
+  if (r->stage_seconds[GPUSORT_STAGE_SPILL] > 0)
+    cli_report_row("spill", r->stage_seconds[GPUSORT_STAGE_SPILL], "host: a stream past the budget to a scratch file");
+  if (r->stage_seconds[GPUSORT_STAGE_BUCKETS] > 0 || r->stage_seconds[GPUSORT_STAGE_PARTITION] > 0) {
+    cli_report_row("buckets", r->stage_seconds[GPUSORT_STAGE_BUCKETS], "host: records counted by their key's top bits");
+    cli_report_row("partition", r->stage_seconds[GPUSORT_STAGE_PARTITION],
+                   "GPU and host: records moved to their buckets' places");
+    snprintf(line, sizeof line, "%u in-core sorts of bins of buckets follow", r->batches);
+    cli_report_row("bins", 0, line);
+  }
   cli_report_row("read", r->stage_seconds[GPUSORT_STAGE_READ], "host: input into staging memory");
   cli_report_row("upload", r->stage_seconds[GPUSORT_STAGE_UPLOAD], "GPU copy");
 }

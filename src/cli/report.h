@@ -35,6 +35,12 @@ void cli_describe_layout(const gpusort_layout *layout, char *buf, size_t size);
 void cli_report_start(const gpusort_report *r);
 void cli_report_gpu(const char *label, double seconds, uint64_t items, const char *unit, uint64_t bytes);
 
+/* The progress of a long job on stderr (gpusort_context_params.progress): with
+ * CLI_PROGRESS_AUTO only when stderr is a terminal, never with -q; it appears once a job has
+ * run for a second and is redrawn at most six times a second (a new line each time when
+ * stderr is not a terminal). Sets *fn to NULL when there is to be none. */
+void cli_progress_setup(int mode, int verbosity, gpusort_progress_fn *fn, void **user);
+
 /* The total row with the end-to-end rates. */
 void cli_report_total(const gpusort_report *r, const char *unit);
 

@@ -2,17 +2,21 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/parallel.h"
 
 int gs_input_open(gs_input *in, const char *path) {
   memset(in, 0, sizeof *in);
   in->fd = -1;
+  in->data_fd = -1;
+  in->spill.fd = -1;
   in->path = path;
   in->name = strcmp(path, "-") == 0 ? "stdin" : path;
   if (strcmp(path, "-") == 0) {
@@ -38,11 +42,52 @@ int gs_input_open(gs_input *in, const char *path) {
   madvise(in->mapping, in->bytes, MADV_SEQUENTIAL);
   madvise(in->mapping, in->bytes, MADV_WILLNEED);
   in->data = in->mapping;
+  in->data_fd = in->fd;
   return GPUSORT_OK;
 }
 
-int gs_input_read_stream(gs_input *in, uint64_t max_bytes, const char *what_limit) {
-  if (!in->is_stream || in->data) return GPUSORT_OK;
+/* Past memory_bytes: what was read so far and the rest of the stream go to a scratch file,
+ * which becomes the input's data. */
+static int spill_stream(gs_input *in, unsigned char *buf, size_t len, size_t cap, const char *spill_dir) {
+  const double start = gs_now();
+  int rc = gs_scratch_open(&in->spill, spill_dir);
+  if (!rc) rc = gs_scratch_append(&in->spill, buf, len);
+  bool reading = false;
+  while (!rc) {
+    ssize_t got = read(in->fd, buf, cap);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      rc = gs_fail(GPUSORT_ERROR_IO, "cannot read %s: %s", in->name, strerror(errno));
+      reading = true;
+      break;
+    }
+    if (got == 0) break;
+    rc = gs_scratch_append(&in->spill, buf, (size_t)got);
+  }
+  free(buf);
+  if (rc && !reading) { /* say why a temporary file was written at all */
+    char message[1024];
+    snprintf(message, sizeof message, "%s", gs_last_error());
+    return gs_fail(rc, "%s is larger than the memory budget and could not be spilled to disk: %s", in->name,
+                   message);
+  }
+  if (rc) return rc;
+  in->bytes = (size_t)in->spill.appended;
+  in->data_fd = in->spill.fd;
+  if (in->bytes) {
+    in->mapping = mmap(NULL, in->bytes, PROT_READ, MAP_SHARED, in->spill.fd, 0);
+    if (in->mapping == MAP_FAILED) {
+      in->mapping = NULL;
+      return gs_fail(GPUSORT_ERROR_IO, "cannot map %s: %s", in->spill.where, strerror(errno));
+    }
+    in->data = in->mapping;
+  }
+  in->spill_seconds = gs_now() - start;
+  return GPUSORT_OK;
+}
+
+int gs_input_read_stream(gs_input *in, uint64_t memory_bytes, const char *spill_dir) {
+  if (!in->is_stream || in->data || in->spill.fd >= 0) return GPUSORT_OK;
 #ifdef F_SETPIPE_SZ
   fcntl(in->fd, F_SETPIPE_SZ, 1 << 20); /* fewer, larger reads from pipes; best effort */
 #endif
@@ -51,12 +96,11 @@ int gs_input_read_stream(gs_input *in, uint64_t max_bytes, const char *what_limi
   if (!buf) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory reading %s", in->name);
   for (;;) {
     if (len == cap) {
-      size_t grown = cap * 2;
+      if (len >= memory_bytes) return spill_stream(in, buf, len, cap, spill_dir);
+      size_t grown = cap * 2 < memory_bytes ? cap * 2 : (size_t)memory_bytes;
+      if (grown <= cap) grown = cap + 1;
       unsigned char *p = realloc(buf, grown);
-      if (!p) {
-        free(buf);
-        return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory reading %s (%zu bytes so far)", in->name, len);
-      }
+      if (!p) return spill_stream(in, buf, len, cap, spill_dir); /* memory is short: to disk */
       buf = p, cap = grown;
     }
     ssize_t got = read(in->fd, buf + len, cap - len);
@@ -67,11 +111,6 @@ int gs_input_read_stream(gs_input *in, uint64_t max_bytes, const char *what_limi
     }
     if (got == 0) break;
     len += (size_t)got;
-    if (len > max_bytes) {
-      free(buf);
-      return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%s holds more than %s (%llu bytes)", in->name, what_limit,
-                     (unsigned long long)max_bytes);
-    }
   }
   in->heap = buf;
   in->data = buf;
@@ -112,6 +151,9 @@ void gs_input_close(gs_input *in) {
   if (in->mapping) munmap(in->mapping, in->bytes);
   free(in->heap);
   if (in->fd > STDERR_FILENO) close(in->fd);
+  if (in->spill.fd >= 0) gs_scratch_close(&in->spill);
   memset(in, 0, sizeof *in);
   in->fd = -1;
+  in->data_fd = -1;
+  in->spill.fd = -1;
 }

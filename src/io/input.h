@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "io/scratch.h"
+
 typedef struct {
   const char *path;    /* as given; "-" is stdin */
   const char *name;    /* for messages: the path, or "stdin" */
@@ -19,15 +21,19 @@ typedef struct {
   void *mapping;       /* what to munmap */
   void *heap;          /* what to free */
   int fd;
+  int data_fd;         /* a file holding `data` for pread (the input, or its spill); -1 if none */
+  gs_scratch spill;    /* a stream too large for memory, written out */
+  double spill_seconds;
 } gs_input;
 
 /* Opens INPUT. Regular files are mapped at once; streams are left open for gs_input_read_stream
  * so the caller can bound their size first. Missing or unreadable files are runtime errors. */
 int gs_input_open(gs_input *in, const char *path);
 
-/* Reads a stream to its end, refusing more than max_bytes (a runtime error naming the
- * limit, which `what_limit` describes). No-op for mapped files. */
-int gs_input_read_stream(gs_input *in, uint64_t max_bytes, const char *what_limit);
+/* Reads a stream to its end: into host memory while it stays within memory_bytes; past that,
+ * all of it goes to a scratch file in spill_dir (src/io/scratch.h), which is then mapped like
+ * a regular input. No-op for mapped files. */
+int gs_input_read_stream(gs_input *in, uint64_t memory_bytes, const char *spill_dir);
 
 /* Brings a mapped input into memory ahead of use (page faults now rather than during the
  * copy to the GPU). No-op for streams. */

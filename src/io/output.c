@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +49,43 @@ static void unguard_temp(int slot) {
   if (slot < 0) return;
   pthread_mutex_lock(&temp_lock);
   temp_files[slot].used = 0;
+  pthread_mutex_unlock(&temp_lock);
+}
+
+int gs_create_guarded_temp(char *template) {
+  const size_t len = strlen(template);
+  static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  if (len < 6) {
+    errno = EINVAL;
+    return -1;
+  }
+  for (int attempt = 0; attempt < 100; attempt++) {
+    unsigned char r[6];
+    if (getrandom(r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+      const uint64_t x = (uint64_t)time(NULL) * 6364136223846793005ull + (uint64_t)getpid() * 1442695040888963407ull +
+                         (uint64_t)attempt;
+      memcpy(r, &x, sizeof r);
+    }
+    for (int i = 0; i < 6; i++) template[len - 6 + i] = letters[r[i] % (sizeof letters - 1)];
+    const int slot = guard_temp(template);
+    const int fd = open(template, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) return fd;
+    const int err = errno;
+    unguard_temp(slot);
+    if (err != EEXIST) {
+      errno = err;
+      return -1;
+    }
+  }
+  errno = EEXIST;
+  return -1;
+}
+
+void gs_unlink_guarded_temp(const char *path) {
+  unlink(path);
+  pthread_mutex_lock(&temp_lock);
+  for (int i = 0; i < TEMP_SLOTS; i++)
+    if (temp_files[i].used && strcmp(temp_files[i].path, path) == 0) temp_files[i].used = 0;
   pthread_mutex_unlock(&temp_lock);
 }
 
@@ -157,9 +195,36 @@ static void pwrite_range(void *arg, size_t begin, size_t end, unsigned worker) {
   if (e && !job->error[worker]) job->error[worker] = e;
 }
 
+int gs_output_reserve(gs_output *out, unsigned long long bytes) {
+  if (out->direct || out->fd < 0 || bytes == 0 || out->map) return GPUSORT_OK;
+  int e = posix_fallocate(out->fd, 0, (off_t)bytes);
+  if (e == ENOSPC || e == EFBIG || e == EDQUOT) {
+    char pretty[32];
+    snprintf(pretty, sizeof pretty, "%.1f MiB", (double)bytes / (1 << 20));
+    return gs_fail(GPUSORT_ERROR_IO, "cannot write %s: %s (it needs %s)", out->name, strerror(e), pretty);
+  }
+  if (e) return GPUSORT_OK; /* no allocation ahead on this file system: pwrite() it is */
+  void *map = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, out->fd, 0);
+  if (map == MAP_FAILED) return GPUSORT_OK;
+  out->map = map;
+  out->map_bytes = (size_t)bytes;
+  return GPUSORT_OK;
+}
+
+unsigned char *gs_output_map(gs_output *out) { return out->map; }
+
+static void unmap(gs_output *out) {
+  if (out->map) munmap(out->map, out->map_bytes);
+  out->map = NULL;
+  out->map_bytes = 0;
+}
+
 int gs_output_write(gs_output *out, const void *data, size_t bytes) {
   int e = 0;
-  if (out->direct) {
+  if (out->map && out->written + bytes <= out->map_bytes) {
+    if ((const unsigned char *)data != out->map + out->written) /* already in place */
+      gs_parallel_memcpy(out->map + out->written, data, bytes);
+  } else if (out->direct) {
     e = write_all(out->fd, data, bytes, 0, false); /* a stream: in order */
   } else if (bytes < ((size_t)8 << 20)) {
     e = write_all(out->fd, data, bytes, (off_t)out->written, true);
@@ -187,7 +252,15 @@ static void sync_directory_of(const char *path) {
 
 int gs_output_commit(gs_output *out) {
   int rc = GPUSORT_OK;
-  if (out->fd == STDOUT_FILENO) {
+  if (out->map) {
+    const bool short_of_reserve = out->written < out->map_bytes;
+    unmap(out);
+    /* a reservation larger than what was written (never by design): drop the tail */
+    if (short_of_reserve && ftruncate(out->fd, (off_t)out->written) != 0)
+      rc = gs_fail(GPUSORT_ERROR_IO, "cannot write %s: %s", out->name, strerror(errno));
+  }
+  if (rc != GPUSORT_OK) {
+  } else if (out->fd == STDOUT_FILENO) {
     /* nothing buffered in stdio: writes went straight to the descriptor */
   } else if (out->fd >= 0) {
     if (out->sync && fsync(out->fd) != 0 && errno != EINVAL)
@@ -213,6 +286,7 @@ int gs_output_commit(gs_output *out) {
 }
 
 void gs_output_abort(gs_output *out) {
+  unmap(out);
   if (out->fd > STDERR_FILENO) close(out->fd);
   out->fd = -1;
   if (out->temp_path) {

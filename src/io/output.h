@@ -21,6 +21,8 @@ typedef struct {
   bool direct; /* stdout or a non-regular file: written in place */
   bool sync;   /* commit flushes the file and its directory to stable storage */
   unsigned long long written; /* bytes so far */
+  unsigned char *map;         /* the reserved file, mapped for writing (gs_output_reserve) */
+  size_t map_bytes;
 } gs_output;
 
 /* Checks made before any work: refuses an OUTPUT that is INPUT (same file, also through
@@ -29,8 +31,19 @@ typedef struct {
 int gs_output_preflight(const char *path, bool force, const gs_input *input);
 
 int gs_output_open(gs_output *out, const char *path);
-/* Appends data. Large writes to a regular file are split over several threads (pwrite at
- * disjoint offsets): one thread copies into the page cache at a few GB/s. */
+/* Declares the output's final size before it is written. The file's blocks are allocated
+ * at once (fallocate: a full disk fails here, before any work, and ext4 has no delayed
+ * allocation to flush when the finished file replaces an existing one), and the file is
+ * mapped, so that writes are copies into the page cache by several threads (about 12 GB/s on
+ * 16 threads, against 3.5 GB/s for write() into one file, which the inode lock serializes).
+ * Where the file system cannot allocate ahead, writes go through pwrite() instead. */
+int gs_output_reserve(gs_output *out, unsigned long long bytes);
+
+/* The reserved output's bytes, for writing records anywhere in it (NULL if not mapped). */
+unsigned char *gs_output_map(gs_output *out);
+
+/* Appends data. Large writes are split over several threads: copies into the mapping, or
+ * pwrite at disjoint offsets. */
 int gs_output_write(gs_output *out, const void *data, size_t bytes);
 
 /* Completes the file: closes it and renames the temporary file over OUTPUT. With `sync`, the
@@ -43,5 +56,11 @@ void gs_output_abort(gs_output *out);
 
 /* Removes the temporary files of every output in progress. Async-signal-safe. */
 void gs_remove_temporary_files(void);
+
+/* Creates the file `template` names (its last six characters XXXXXX replaced, as mkstemp
+ * does), registered for gs_remove_temporary_files until gs_unlink_guarded_temp removes it.
+ * Returns the descriptor, or -1 with errno set. */
+int gs_create_guarded_temp(char *template);
+void gs_unlink_guarded_temp(const char *path);
 
 #endif

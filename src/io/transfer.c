@@ -150,6 +150,7 @@ int gs_upload_fields(gs_stager *st, const void *records, size_t count, unsigned 
       }
     }
     stats->host_seconds += gs_now() - t;
+    if (st->progress) st->progress(st->progress_ctx, (uint64_t)n * stride);
     rc = submit_chunk(st, i, fields, nfields, first, n, true, "the upload to the GPU");
     first += n;
   }
@@ -200,6 +201,7 @@ int gs_upload_file(gs_stager *st, gs_range dst, int fd, uint64_t offset, size_t 
     }
     stats->host_seconds += gs_now() - t;
     if (rc) break;
+    if (st->progress) st->progress(st->progress_ctx, n);
     /* whole words: the slot's tail past the file's bytes is copied too, and ignored */
     const size_t words = (n + 3) & ~(size_t)3;
     gs_field field = {gs_subrange(dst, first, words), 0, 4};
@@ -253,6 +255,7 @@ int gs_download_fields(gs_stager *st, const gs_field *fields, unsigned nfields, 
       const double t = gs_now();
       rc = sink(ctx, data, n);
       stats->host_seconds += gs_now() - t;
+      if (st->progress) st->progress(st->progress_ctx, (uint64_t)n * record_field_bytes(fields, nfields));
     }
   }
   for (int i = 0; i < 2; i++) {

@@ -22,6 +22,8 @@ typedef struct {
   gs_buffer slot[2];
   gs_submission submission[2];
   gs_timestamps timestamps; /* two per slot */
+  void (*progress)(void *ctx, uint64_t bytes); /* optional: called as each slot is filled or drained */
+  void *progress_ctx;
 } gs_stager;
 
 /* Staging for uploads (GS_MEM_UPLOAD) or downloads (GS_MEM_READBACK) of up to `total` bytes at

@@ -38,16 +38,13 @@ int gs_array_sort(gs_context *c, const void *input, void *output, uint64_t n, gs
 int gs_array_scan(gs_context *c, const void *input, void *output, uint64_t n, const gs_scan_config *config) {
   int rc = device_or_fail(c);
   if (rc) return rc;
-  const uint64_t max = gs_scan_engine_max_elements(c, config);
-  if (n > max)
-    return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%llu elements; %s can scan at most %llu of them in one buffer",
-                   (unsigned long long)n, c->dev.info.name, (unsigned long long)max);
   if (config->reduce_only && n == 0 && config->op != GS_SCAN_SUM)
     return gs_fail(GPUSORT_ERROR_BAD_INPUT, "the %s of no elements is undefined", gs_scan_op_name(config->op));
   gs_scan_engine e;
   memory_sink sink = {output};
-  rc = gs_scan_engine_run(&e, c, config, input, n);
-  if (!rc) rc = gs_scan_engine_emit(&e, copy_out, &sink);
+  const gs_record_source source = {.data = input, .fd = -1};
+  rc = gs_scan_engine_all(&e, c, config, &source, n, copy_out, &sink);
+  if (!rc && config->reduce_only) gs_scan_engine_value(&e, output);
   gs_scan_engine_free(&e);
   return rc;
 }

@@ -263,7 +263,7 @@ static int record_scan(void *work, VkCommandBuffer cb, gs_timestamps *ts) {
   scan_work *w = work;
   if (w->scan)
     return gs_scan_record(w->scan, cb, w->n, w->n, gs_buffer_range(&w->refs->input), gs_buffer_range(&w->refs->output),
-                          w->state, ts);
+                          w->state, NULL, ts);
   gs_cmd_barrier(cb);
   gs_timestamps_write(cb, ts, 0);
   int rc = gs_scan_reference_record(w->refs, cb, w->algo, w->n, false);

@@ -1,6 +1,7 @@
 #include "job/context.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/clock.h"
@@ -12,6 +13,33 @@ void gs_context_init(gs_context *c, int device_index, double timeout_seconds, ui
   c->device_index = device_index;
   c->timeout_seconds = timeout_seconds > 0 ? timeout_seconds : 60;
   c->budget_request = budget;
+}
+
+void gs_progress_begin(gs_context *c, uint64_t total) {
+  c->progress_done = 0;
+  c->progress_total = total;
+  c->progress_last = 0;
+}
+
+void gs_progress_add(gs_context *c, uint64_t units) {
+  if (!c->progress) return;
+  c->progress_done += units;
+  if (c->progress_done > c->progress_total) c->progress_total = c->progress_done;
+  const double now = gs_now();
+  if (now - c->progress_last < 0.05) return;
+  c->progress_last = now;
+  c->progress(c->progress_user, c->progress_done, c->progress_total);
+}
+
+void gs_progress_end(gs_context *c) {
+  if (c->progress && c->progress_last > 0) c->progress(c->progress_user, c->progress_total, c->progress_total);
+  c->progress_last = 0;
+}
+
+int gs_context_set_temp_dir(gs_context *c, const char *dir) {
+  free(c->temp_dir);
+  c->temp_dir = strdup(dir);
+  return c->temp_dir ? 0 : -1;
 }
 
 typedef struct {
@@ -52,7 +80,8 @@ int gs_context_device(gs_context *c, void (*meanwhile)(void *), void *arg) {
     return gs_fail(opening.status, "%s", opening.error);
   }
   c->dev.timeout_ns = (uint64_t)(c->timeout_seconds * 1e9);
-  c->budget = c->budget_request ? c->budget_request : c->dev.info.device_local_bytes / 4 * 3;
+  /* by default three quarters of what is free now (all of the heap where the driver cannot say) */
+  c->budget = c->budget_request ? c->budget_request : c->dev.info.budget_bytes / 4 * 3;
   c->opened = true;
   c->open_seconds = gs_now() - start;
   return GPUSORT_OK;
@@ -66,6 +95,7 @@ void gs_context_close(gs_context *c) {
     gs_memops_destroy(&c->dev, &c->memops);
     gs_device_close(&c->dev);
   }
+  free(c->temp_dir);
   memset(c, 0, sizeof *c);
 }
 

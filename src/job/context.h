@@ -4,6 +4,7 @@
 #ifndef GS_JOB_CONTEXT_H
 #define GS_JOB_CONTEXT_H
 
+#include "gpusort.h"
 #include "prim/device_config.h"
 #include "prim/gather.h"
 #include "prim/memops.h"
@@ -19,7 +20,12 @@ typedef struct gs_context {
   bool opened;
   gs_device dev;
   gs_device_config config;
-  uint64_t budget;        /* bytes of device memory a job may use, once opened */
+  uint64_t budget;        /* bytes of device and staging memory a job may use, once opened */
+  char *temp_dir;         /* scratch files' directory; NULL: chosen per job (src/io/scratch.h) */
+  gpusort_progress_fn progress;
+  void *progress_user;
+  uint64_t progress_done, progress_total;
+  double progress_last;   /* when the callback last ran */
   double open_seconds;    /* how long the last opening took (0 once reported) */
   gs_memops memops;
   gs_gather gather;
@@ -37,6 +43,15 @@ typedef struct gs_context {
 } gs_context;
 
 void gs_context_init(gs_context *c, int device_index, double timeout_seconds, uint64_t budget);
+
+/* Progress of the running file job, passed on to gpusort_context_params.progress at most
+ * every 50 ms: begin with the estimated units of work (bytes moved), add as work is done. */
+void gs_progress_begin(gs_context *c, uint64_t total);
+void gs_progress_add(gs_context *c, uint64_t units);
+void gs_progress_end(gs_context *c);
+
+/* Keeps a copy of the directory for scratch files; -1 when out of memory. */
+int gs_context_set_temp_dir(gs_context *c, const char *dir);
 
 /* Opens the device unless it is open. `meanwhile` (may be NULL) runs on the calling thread
  * while the device opens on another (opening takes hundreds of milliseconds with some

@@ -8,50 +8,52 @@
 #include "io/emitter.h"
 #include "io/input.h"
 #include "io/output.h"
+#include "io/scratch.h"
+#include "job/out_of_core.h"
 #include "job/jobs.h"
 #include "util/clock.h"
 #include "util/error.h"
 
-/* What a job's input must be, and how the job names its limit. */
+/* What a job's input must be, and how the job reads it. */
 typedef struct {
   const char *path, *output; /* output: NULL for jobs without one */
   bool overwrite;
   unsigned width;            /* bytes of a record */
   const char *unit;          /* "a u32 key", for size messages */
-  const char *verb, *noun;   /* "sort", "records" */
-  uint64_t max_records;      /* filled once the device is open */
+  bool prefault;             /* the job reads the input through its mapping */
 } input_spec;
 
 static void prefault(void *input) { gs_input_prefault(input); }
 
+/* Where scratch files go: the context's directory, else near the output. */
+static void scratch_dir_for(const gs_context *c, const char *output, char *dir, size_t size) {
+  gs_scratch_dir(c->temp_dir, output, dir, size);
+}
+
 /* Opens the input, checks its size and the output, opens the device while the input is
- * brought into memory, and reads a stream (up to what the device takes). `max_records`
- * computes the limit on the open device. */
-static int open_input(gs_context *c, input_spec *spec, uint64_t (*max_records)(gs_context *, const void *),
+ * brought into memory, and reads a stream: into memory up to `memory_records` (computed on the
+ * open device by `memory_limit`), spilled to a scratch file past that. */
+static int open_input(gs_context *c, const input_spec *spec, uint64_t (*memory_limit)(gs_context *, const void *),
                       const void *arg, gs_input *in, uint64_t *n, gpusort_report *report) {
   const double start = gs_now();
   int rc;
   if ((rc = gs_input_open(in, spec->path))) return rc;
   if (!in->is_stream && (rc = gs_input_check_width(in, spec->width, spec->unit))) return rc;
   if (spec->output && (rc = gs_output_preflight(spec->output, spec->overwrite, in))) return rc;
-  if ((rc = gs_context_device(c, prefault, in))) return rc;
+  if ((rc = gs_context_device(c, spec->prefault ? prefault : NULL, in))) return rc;
   report->stage_seconds[GPUSORT_STAGE_OPEN] = gs_now() - start;
-  spec->max_records = max_records(c, arg);
   if (in->is_stream) {
     const double t0 = gs_now();
-    char limit[384];
-    snprintf(limit, sizeof limit, "the %llu %s %s can %s in one buffer", (unsigned long long)spec->max_records,
-             spec->noun, c->dev.info.name, spec->verb);
-    if ((rc = gs_input_read_stream(in, spec->max_records * spec->width, limit)) ||
+    char dir[4096];
+    scratch_dir_for(c, spec->output, dir, sizeof dir);
+    const uint64_t records = memory_limit(c, arg);
+    if ((rc = gs_input_read_stream(in, records * spec->width, dir)) ||
         (rc = gs_input_check_width(in, spec->width, spec->unit)))
       return rc;
-    report->stage_seconds[GPUSORT_STAGE_READ] += gs_now() - t0;
+    report->stage_seconds[GPUSORT_STAGE_READ] += gs_now() - t0 - in->spill_seconds;
+    report->stage_seconds[GPUSORT_STAGE_SPILL] += in->spill_seconds;
   }
   *n = in->bytes / spec->width;
-  if (*n > spec->max_records)
-    return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%s holds %llu %s; %s can %s at most %llu of them in one buffer",
-                   in->name, (unsigned long long)*n, spec->noun, c->dev.info.name, spec->verb,
-                   (unsigned long long)spec->max_records);
   report->records = *n;
   report->input_bytes = in->bytes;
   return GPUSORT_OK;
@@ -59,27 +61,40 @@ static int open_input(gs_context *c, input_spec *spec, uint64_t (*max_records)(g
 
 static int emit_bytes(void *emitter, const void *data, size_t bytes) { return gs_emit(emitter, data, bytes); }
 
-static uint64_t sort_limit(gs_context *c, const void *request) { return gs_sort_engine_max_records(c, request); }
+/* Records one in-core sort takes within the budget. */
+static uint64_t in_core_capacity(gs_context *c, const void *request) {
+  const uint64_t device = gs_sort_engine_max_records(c, request), budget = gs_sort_engine_capacity(c, request, c->budget);
+  return device < budget ? device : budget;
+}
 
 static void report_sort(const gs_sort_engine *e, gpusort_report *report) {
   double *s = report->stage_seconds;
   const gs_sort_times *t = &e->times;
-  s[GPUSORT_STAGE_SETUP] = t->setup;
+  s[GPUSORT_STAGE_SETUP] += t->setup;
   s[GPUSORT_STAGE_READ] += t->read;
-  s[GPUSORT_STAGE_UPLOAD] = t->upload;
-  s[GPUSORT_STAGE_SORT] = t->sort;
-  s[GPUSORT_STAGE_GATHER] = t->gather;
-  s[GPUSORT_STAGE_DOWNLOAD] = t->download;
-  s[GPUSORT_STAGE_WRITE] = t->write;
-  s[GPUSORT_STAGE_ASSEMBLE] = t->assemble;
-  s[GPUSORT_STAGE_VERIFY] = t->verify;
+  s[GPUSORT_STAGE_UPLOAD] += t->upload;
+  s[GPUSORT_STAGE_SORT] += t->sort;
+  s[GPUSORT_STAGE_GATHER] += t->gather;
+  s[GPUSORT_STAGE_DOWNLOAD] += t->download;
+  s[GPUSORT_STAGE_WRITE] += t->write;
+  s[GPUSORT_STAGE_ASSEMBLE] += t->assemble;
+  s[GPUSORT_STAGE_VERIFY] += t->verify;
   report->passes = t->gpu.passes;
   report->histogram_seconds = t->gpu.histogram;
   for (unsigned p = 0; p < t->gpu.passes && p < 8; p++) report->pass_seconds[p] = t->gpu.pass[p];
-  report->tile_invocations = e->sorter->workgroup_size;
-  report->tile_items_per_invocation = e->sorter->keys_per_thread;
-  report->tile_items = e->sorter->tile_keys;
-  report->tile_shared_bytes = e->sorter->shared_bytes;
+}
+
+static void report_tile(gs_context *c, const gs_sort_request *r, gpusort_report *report) {
+  gs_radix_sort_config config = {.key = r->layout.key, .descending = r->descending,
+                                 .value_bytes = r->argsort || r->layout.kind == GS_LAYOUT_RECORDS ? 4
+                                                : r->layout.kind == GS_LAYOUT_PAIRS ? gs_key_info_of(r->layout.value)->bytes
+                                                                                    : 0};
+  gs_radix_sort *s;
+  if (gs_context_sorter(c, &config, &s) != GPUSORT_OK) return;
+  report->tile_invocations = s->workgroup_size;
+  report->tile_items_per_invocation = s->keys_per_thread;
+  report->tile_items = s->tile_keys;
+  report->tile_shared_bytes = s->shared_bytes;
 }
 
 /* A failed verification writes nothing: say so. */
@@ -96,13 +111,53 @@ static int no_output_written(int rc) {
 static int write_sorted(gs_sort_engine *e, gs_output *out, gs_emitter *emitter, bool verify) {
   int rc;
   if (verify && out->direct) {
+    const gs_sort_times before = e->times;
     if ((rc = gs_sort_engine_emit(e, true, NULL, NULL)) || (rc = gs_sort_engine_verdict(e)))
       return no_output_written(rc);
-    e->times.write = e->times.assemble = 0; /* the pass that writes is timed alone */
+    e->times.write = before.write, e->times.assemble = before.assemble; /* the pass that writes is timed alone */
     return gs_sort_engine_emit(e, false, emit_bytes, emitter);
   }
   if ((rc = gs_sort_engine_emit(e, verify, emit_bytes, emitter))) return no_output_written(rc);
   return verify ? no_output_written(gs_sort_engine_verdict(e)) : GPUSORT_OK;
+}
+
+/* The whole input in one sort. */
+static int sort_in_core(gs_context *c, const gs_input *in, uint64_t n, gs_sort_request *r, gs_output *out,
+                        gs_emitter *emitter, gpusort_report *report) {
+  gs_sort_engine e = {0};
+  const gs_record_source source = {.data = in->data, .fd = in->data_fd, .offset = 0, .name = in->name};
+  int rc = gs_sort_engine_init(&e, c, r, n);
+  if (!rc) rc = gs_sort_engine_sort(&e, &source, n);
+  if (!rc) rc = write_sorted(&e, out, emitter, r->verify);
+  if (e.ctx) report_sort(&e, report);
+  if (!rc) report->verified = r->verify;
+  report->batches = 1;
+  gs_sort_engine_free(&e);
+  return rc;
+}
+
+/* Out of core, within the budget; where the GPU's memory turns out to be short of what the
+ * budget promised, with half as much, twice at most. */
+static int sort_out_of_core(gs_context *c, const gs_input *in, uint64_t n, gs_sort_request *r, const char *output,
+                            gs_output *out, gs_emitter *emitter, gpusort_report *report, uint64_t budget) {
+  char dir[4096];
+  scratch_dir_for(c, output, dir, sizeof dir);
+  int rc = GPUSORT_OK;
+  for (int attempt = 0; attempt < 3; attempt++, budget /= 2) {
+    const gs_out_of_core_job job = {.ctx = c,
+                                    .request = r,
+                                    .input = in,
+                                    .n = n,
+                                    .capacity = gs_out_of_core_capacity(c, r, budget),
+                                    .scratch_dir = dir,
+                                    .out = out,
+                                    .emitter = emitter,
+                                    .report = report};
+    rc = gs_out_of_core_sort(&job);
+    if (rc != GPUSORT_ERROR_OUT_OF_MEMORY || out->written) break; /* nothing written yet: try smaller */
+  }
+  if (!rc) report->verified = r->verify;
+  return no_output_written(rc);
 }
 
 int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_request *r, gs_file_flags flags,
@@ -110,63 +165,91 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
   const double start = gs_now();
   char unit[64];
   gs_layout_unit(&r->layout, unit, sizeof unit);
-  input_spec spec = {input, output, flags.overwrite, r->layout.record_bytes, unit, "sort", "records", 0};
+  /* pairs and large records are read through the mapping; keys and small records from the file */
+  const unsigned R = r->layout.record_bytes;
+  const bool mapped_reads = r->layout.kind == GS_LAYOUT_PAIRS || (r->layout.kind == GS_LAYOUT_RECORDS && (R % 4 || R > 64));
+  const input_spec spec = {input, output, flags.overwrite, R, unit, mapped_reads};
   gs_input in;
   gs_output out = {.fd = -1};
   gs_emitter emitter = {0};
-  gs_sort_engine e = {0};
   uint64_t n = 0;
-  int rc = open_input(c, &spec, sort_limit, r, &in, &n, report);
+  int rc = open_input(c, &spec, in_core_capacity, r, &in, &n, report);
   if (!rc && r->argsort && !r->index_bytes) r->index_bytes = n < (1ull << 32) ? 4 : 8;
-  if (!rc) rc = gs_sort_engine_run(&e, c, r, in.data, n);
+  const unsigned out_bytes = r->argsort ? r->index_bytes : R;
+  uint64_t capacity = 0;
+  if (!rc) capacity = in_core_capacity(c, r);
   if (!rc && !(rc = gs_output_open(&out, output)) && !(rc = gs_emitter_init(&emitter, &out))) {
     out.sync = flags.sync;
-    rc = write_sorted(&e, &out, &emitter, r->verify);
+    rc = gs_output_reserve(&out, n * out_bytes);
+  }
+  if (!rc) {
+    gs_progress_begin(c, n <= capacity ? in.bytes + n * out_bytes : 3 * in.bytes + n * out_bytes);
+    if (n <= capacity) {
+      rc = sort_in_core(c, &in, n, r, &out, &emitter, report);
+      /* the device holds less than it said: out of core after all */
+      if (rc == GPUSORT_ERROR_OUT_OF_MEMORY && out.written == 0)
+        rc = sort_out_of_core(c, &in, n, r, output, &out, &emitter, report, c->budget / 2);
+    } else {
+      rc = sort_out_of_core(c, &in, n, r, output, &out, &emitter, report, c->budget);
+    }
+    gs_progress_end(c);
   }
   if (!rc) rc = gs_output_commit(&out);
   if (!rc) {
-    report_sort(&e, report);
-    report->output_bytes = n * e.out_bytes;
+    report_tile(c, r, report);
+    report->output_bytes = n * out_bytes;
     report->xxh3 = gs_emitter_digest(&emitter);
-    report->verified = r->verify;
     report->total_seconds = gs_now() - start;
   } else {
     gs_output_abort(&out);
   }
   gs_emitter_free(&emitter);
-  gs_sort_engine_free(&e);
   gs_input_close(&in);
   return rc;
 }
 
-static uint64_t scan_limit(gs_context *c, const void *config) { return gs_scan_engine_max_elements(c, config); }
+/* Elements one scan chunk takes in memory within the budget: a stream larger is spilled. */
+static uint64_t scan_capacity(gs_context *c, const void *config) {
+  return gs_scan_engine_capacity(c, config, c->budget);
+}
 
 static void report_scan(const gs_scan_engine *e, gpusort_stage gpu_stage, gpusort_report *report) {
   double *s = report->stage_seconds;
-  s[GPUSORT_STAGE_SETUP] = e->setup;
+  s[GPUSORT_STAGE_SETUP] += e->setup;
   s[GPUSORT_STAGE_READ] += e->read;
-  s[GPUSORT_STAGE_UPLOAD] = e->upload;
-  s[gpu_stage] = e->gpu;
-  s[GPUSORT_STAGE_DOWNLOAD] = e->download;
-  s[GPUSORT_STAGE_WRITE] = e->write;
-  report->tile_invocations = e->scan->workgroup_size;
-  report->tile_items_per_invocation = e->scan->tile / e->scan->workgroup_size;
-  report->tile_items = e->scan->tile;
+  s[GPUSORT_STAGE_UPLOAD] += e->upload;
+  s[gpu_stage] += e->gpu;
+  s[GPUSORT_STAGE_DOWNLOAD] += e->download;
+  s[GPUSORT_STAGE_WRITE] += e->write;
+  if (e->scan) {
+    report->tile_invocations = e->scan->workgroup_size;
+    report->tile_items_per_invocation = e->scan->tile / e->scan->workgroup_size;
+    report->tile_items = e->scan->tile;
+  }
 }
 
-/* Opens the input of a scan or reduction and runs the engine on it. */
+/* Opens the input of a scan or reduction and runs the engine over it, chunk by chunk. */
 static int scan_input(gs_context *c, const char *input, const char *output, bool overwrite,
-                      const gs_scan_config *config, gs_input *in, gs_scan_engine *e, gpusort_report *report) {
+                      const gs_scan_config *config, gs_input *in, gs_scan_engine *e, gs_bytes_sink sink,
+                      void *sink_ctx, gs_output *out, gpusort_report *report) {
   const gs_key_info *info = gs_key_info_of(config->input);
   char unit[32];
   snprintf(unit, sizeof unit, "%s %s element", info->name[0] == 'i' ? "an" : "a", info->name);
-  input_spec spec = {input, output, overwrite, info->bytes, unit, "scan", "elements", 0};
+  const input_spec spec = {input, output, overwrite, info->bytes, unit, false};
   uint64_t n = 0;
-  int rc = open_input(c, &spec, scan_limit, config, in, &n, report);
+  int rc = open_input(c, &spec, scan_capacity, config, in, &n, report);
   if (!rc && config->reduce_only && n == 0 && config->op != GS_SCAN_SUM)
     rc = gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s: the %s of no elements is undefined", in->name,
                  gs_scan_op_name(config->op));
-  return rc ? rc : gs_scan_engine_run(e, c, config, in->data, n);
+  if (!rc && out && !(rc = gs_output_open(out, output)))
+    rc = gs_output_reserve(out, n * gs_key_info_of(config->acc)->bytes);
+  if (rc) return rc;
+  const gs_record_source source = {.data = in->data, .fd = in->data_fd, .offset = 0, .name = in->name};
+  gs_progress_begin(c, in->bytes + (config->reduce_only ? 0 : n * gs_key_info_of(config->acc)->bytes));
+  rc = gs_scan_engine_all(e, c, config, &source, n, sink, sink_ctx);
+  gs_progress_end(c);
+  report->batches = (uint32_t)(e->chunks > UINT32_MAX ? UINT32_MAX : e->chunks);
+  return rc;
 }
 
 int gs_file_scan(gs_context *c, const char *input, const char *output, const gs_scan_config *config,
@@ -176,15 +259,14 @@ int gs_file_scan(gs_context *c, const char *input, const char *output, const gs_
   gs_output out = {.fd = -1};
   gs_emitter emitter = {0};
   gs_scan_engine e = {0};
-  int rc = scan_input(c, input, output, flags.overwrite, config, &in, &e, report);
-  if (!rc && !(rc = gs_output_open(&out, output)) && !(rc = gs_emitter_init(&emitter, &out))) {
-    out.sync = flags.sync;
-    rc = gs_scan_engine_emit(&e, emit_bytes, &emitter);
-  }
+  int rc = gs_emitter_init(&emitter, &out);
+  out.sync = flags.sync;
+  if (!rc) rc = scan_input(c, input, output, flags.overwrite, config, &in, &e, emit_bytes, &emitter, &out, report);
+  out.sync = flags.sync;
   if (!rc) rc = gs_output_commit(&out);
   if (!rc) {
     report_scan(&e, GPUSORT_STAGE_SCAN, report);
-    report->output_bytes = e.n * gs_key_info_of(config->acc)->bytes;
+    report->output_bytes = report->records * gs_key_info_of(config->acc)->bytes;
     report->xxh3 = gs_emitter_digest(&emitter);
     report->total_seconds = gs_now() - start;
   } else {
@@ -196,26 +278,14 @@ int gs_file_scan(gs_context *c, const char *input, const char *output, const gs_
   return rc;
 }
 
-typedef struct {
-  unsigned char *result;
-  unsigned bytes;
-} value_sink;
-
-static int take_value(void *ctx, const void *data, size_t bytes) {
-  value_sink *v = ctx;
-  if (bytes >= v->bytes) memcpy(v->result, data, v->bytes);
-  return GPUSORT_OK;
-}
-
 int gs_file_reduce(gs_context *c, const char *input, const gs_scan_config *config, void *result,
                    gpusort_report *report) {
   const double start = gs_now();
   gs_input in = {.fd = -1};
   gs_scan_engine e = {0};
-  value_sink value = {result, gs_key_info_of(config->acc)->bytes};
-  int rc = scan_input(c, input, NULL, false, config, &in, &e, report);
-  if (!rc) rc = gs_scan_engine_emit(&e, take_value, &value);
+  int rc = scan_input(c, input, NULL, false, config, &in, &e, NULL, NULL, NULL, report);
   if (!rc) {
+    gs_scan_engine_value(&e, result);
     report_scan(&e, GPUSORT_STAGE_REDUCE, report);
     report->stage_seconds[GPUSORT_STAGE_WRITE] = 0; /* nothing is written */
     report->total_seconds = gs_now() - start;

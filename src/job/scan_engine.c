@@ -5,70 +5,191 @@
 #include "util/clock.h"
 #include "util/error.h"
 
+enum { STAGING_SLOT_MAX = 64 << 20 };
+
 uint64_t gs_scan_engine_max_elements(gs_context *ctx, const gs_scan_config *config) {
   return gs_scan_max_elements(&ctx->dev, config);
 }
 
-int gs_scan_engine_run(gs_scan_engine *e, gs_context *ctx, const gs_scan_config *config, const void *data,
-                       uint64_t n) {
+static size_t slot_limit(const gs_context *ctx) {
+  const uint64_t share = ctx->budget / 16;
+  return share < STAGING_SLOT_MAX ? (size_t)(share > 4096 ? share : 4096) : STAGING_SLOT_MAX;
+}
+
+/* Device and staging memory for chunks of n: input, output, tile values (estimated from
+ * tiles of 256 elements, fewer than any preset's), and staging both ways. */
+static uint64_t engine_bytes(const gs_context *ctx, const gs_scan_config *c, uint64_t n, const gs_scan *scan) {
+  const unsigned in = gs_key_info_of(c->input)->bytes, acc = gs_key_info_of(c->acc)->bytes;
+  const uint64_t out_count = c->reduce_only ? 1 : n;
+  const uint64_t state = (scan ? gs_scan_state_bytes(scan, n) : 256 + (n / 256 + 2) * 24) + 32 /* carry */;
+  const size_t slot = slot_limit(ctx);
+  return n * in + out_count * acc + state + gs_stager_bytes(n * in, slot) + gs_stager_bytes(out_count * acc, slot);
+}
+
+uint64_t gs_scan_engine_capacity(gs_context *ctx, const gs_scan_config *c, uint64_t budget) {
+  uint64_t lo = 0, hi = gs_scan_engine_max_elements(ctx, c);
+  /* a scan runs at a few times a sort pass's rate: bound a chunk's submission like the sort's */
+  const uint64_t submit = ctx->config.submit_keys ? 4 * ctx->config.submit_keys : 0;
+  if (submit && submit < hi) hi = submit;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo + 1) / 2;
+    if (engine_bytes(ctx, c, mid, NULL) <= budget)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+static void count_progress(void *ctx, uint64_t bytes) { gs_progress_add(ctx, bytes); }
+
+int gs_scan_engine_init(gs_scan_engine *e, gs_context *ctx, const gs_scan_config *config, uint64_t capacity) {
   memset(e, 0, sizeof *e);
   e->ctx = ctx;
   e->config = *config;
-  e->n = n;
+  e->capacity = capacity ? capacity : 1;
   gs_device *dev = &ctx->dev;
   const unsigned in = gs_key_info_of(config->input)->bytes, acc = gs_key_info_of(config->acc)->bytes;
-  const uint64_t out_count = config->reduce_only ? 1 : n;
+  const uint64_t n = e->capacity, out_count = config->reduce_only ? 1 : n;
   const double start = gs_now();
+  const size_t slot = slot_limit(ctx);
   int rc;
   if ((rc = gs_context_scan(ctx, config, &e->scan))) return rc;
   const VkDeviceSize state_bytes = gs_scan_state_bytes(e->scan, n);
-  if ((rc = gs_context_check_budget(ctx, n * in + out_count * acc + state_bytes, "the scan")) ||
+  if ((rc = gs_context_check_budget(ctx, engine_bytes(ctx, config, n, e->scan), "the scan")) ||
       (rc = gs_buffer_create(dev, &e->input, n * in, GS_MEM_DEVICE, "the scan input")) ||
       (rc = gs_buffer_create(dev, &e->output, out_count * acc, GS_MEM_DEVICE, "the scan output")) ||
       (rc = gs_buffer_create(dev, &e->state, state_bytes, GS_MEM_DEVICE, "the scan's tile values")) ||
-      (rc = gs_stager_create(dev, &e->down, GS_MEM_READBACK, out_count * acc)))
+      (rc = gs_buffer_create(dev, &e->carry, 32, GS_MEM_DEVICE, "the scan's carry between chunks")) ||
+      (rc = gs_stager_create_sized(dev, &e->up, GS_MEM_UPLOAD, n * in, slot)) ||
+      (rc = gs_stager_create_sized(dev, &e->down, GS_MEM_READBACK, out_count * acc, slot)))
     return rc;
-  gs_stager up = {0};
-  gs_transfer_stats stats = {0};
-  if (!(rc = gs_stager_create(dev, &up, GS_MEM_UPLOAD, n * in)))
-    rc = gs_upload(&up, gs_buffer_range(&e->input), data, n * in, &stats);
-  gs_stager_destroy(&up);
-  e->setup = gs_now() - start - stats.wall_seconds;
-  e->read = stats.host_seconds;
-  e->upload = stats.gpu_seconds;
+  e->up.progress = e->down.progress = count_progress;
+  e->up.progress_ctx = e->down.progress_ctx = ctx;
+  e->setup += gs_now() - start;
+  return GPUSORT_OK;
+}
+
+/* a (+, min or max) b for the accumulator type: how a reduction's chunk values combine. */
+static void combine_on_host(const gs_scan_config *c, unsigned char *a, const unsigned char *b) {
+  const gs_key_info *acc = gs_key_info_of(c->acc);
+  const uint64_t x = gs_key_load_bits(acc->bytes, a), y = gs_key_load_bits(acc->bytes, b);
+  uint64_t r;
+  if (c->op == GS_SCAN_SUM && acc->kind == GS_KEY_KIND_FLOAT && acc->bytes == 4) {
+    float fx, fy;
+    uint32_t ux = (uint32_t)x, uy = (uint32_t)y;
+    memcpy(&fx, &ux, 4), memcpy(&fy, &uy, 4);
+    const float fr = fx + fy;
+    uint32_t ur;
+    memcpy(&ur, &fr, 4);
+    r = ur;
+  } else if (c->op == GS_SCAN_SUM && acc->kind == GS_KEY_KIND_FLOAT) {
+    double fx, fy;
+    memcpy(&fx, &x, 8), memcpy(&fy, &y, 8);
+    const double fr = fx + fy;
+    memcpy(&r, &fr, 8);
+  } else if (c->op == GS_SCAN_SUM) {
+    r = x + y; /* wraps at the width: stored below in acc->bytes */
+  } else {
+    const uint64_t ox = gs_ordered_from_bits(acc->kind, acc->bytes, x), oy = gs_ordered_from_bits(acc->kind, acc->bytes, y);
+    r = (c->op == GS_SCAN_MIN) == (oy < ox) ? y : x;
+  }
+  gs_key_store_bits(acc->bytes, a, r);
+}
+
+typedef struct {
+  gs_scan_engine *e;
+  unsigned char *value;
+} value_sink;
+
+static int take_value(void *ctx, const void *data, size_t bytes) {
+  value_sink *v = ctx;
+  const unsigned acc = gs_key_info_of(v->e->config.acc)->bytes;
+  if (bytes >= acc) memcpy(v->value, data, acc);
+  return GPUSORT_OK;
+}
+
+int gs_scan_engine_chunk(gs_scan_engine *e, const gs_record_source *source, uint64_t n, gs_bytes_sink sink,
+                         void *sink_ctx) {
+  if (n > e->capacity) return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: a chunk beyond the scan's capacity");
+  if (n == 0 && !e->config.reduce_only) return GPUSORT_OK;
+  gs_device *dev = &e->ctx->dev;
+  const unsigned in = gs_key_info_of(e->config.input)->bytes, acc = gs_key_info_of(e->config.acc)->bytes;
+  gs_transfer_stats up = {0};
+  int rc;
+  if (source->fd >= 0)
+    rc = gs_upload_file(&e->up, gs_buffer_range(&e->input), source->fd, source->offset, n * in, source->name, &up);
+  else
+    rc = gs_upload(&e->up, gs_buffer_range(&e->input), source->data, n * in, &up);
+  e->read += up.host_seconds;
+  e->upload += up.gpu_seconds;
   if (rc) return rc;
 
+  /* carries alternate between the two slots: chunk k reads slot (k - 1) % 2, writes slot k % 2 */
+  const gs_scan_carry carry = {.in = e->chunks ? e->carry.address + 16 * ((e->chunks - 1) % 2) : 0,
+                               .out = e->carry.address + 16 * (e->chunks % 2)};
   gs_submission sub = {0};
   gs_timestamps ts = {0};
   uint64_t t[2];
   if (!(rc = gs_submission_init(dev, &sub)) && !(rc = gs_timestamps_create(dev, &ts, 2)) &&
       !(rc = gs_submission_begin(dev, &sub)) &&
-      !(rc = gs_scan_record(e->scan, sub.cb, n, n, gs_buffer_range(&e->input), gs_buffer_range(&e->output),
-                            gs_buffer_range(&e->state), &ts)) &&
+      !(rc = gs_scan_record(e->scan, sub.cb, n, e->capacity, gs_buffer_range(&e->input), gs_buffer_range(&e->output),
+                            gs_buffer_range(&e->state), e->config.reduce_only ? NULL : &carry, &ts)) &&
       !(rc = gs_submission_submit(dev, &sub, "the GPU scan")) && !(rc = gs_submission_wait(dev, &sub, "the GPU scan")) &&
       !(rc = gs_timestamps_read(dev, &ts, 0, 2, t)))
-    e->gpu = gs_timestamps_seconds(dev, t[0], t[1]);
+    e->gpu += gs_timestamps_seconds(dev, t[0], t[1]);
   gs_timestamps_destroy(dev, &ts);
   gs_submission_destroy(dev, &sub);
+  if (rc) return rc;
+
+  gs_transfer_stats down = {0};
+  if (e->config.reduce_only) {
+    unsigned char chunk_value[8] = {0};
+    value_sink v = {e, chunk_value};
+    rc = gs_download(&e->down, gs_buffer_range(&e->output), acc < 4 ? 4 : acc, take_value, &v, &down);
+    if (!rc && e->chunks)
+      combine_on_host(&e->config, e->value, chunk_value);
+    else if (!rc)
+      memcpy(e->value, chunk_value, acc);
+  } else {
+    rc = gs_download(&e->down, gs_buffer_range(&e->output), n * acc, sink, sink_ctx, &down);
+  }
+  e->download += down.gpu_seconds;
+  e->write += down.host_seconds;
+  e->chunks++;
   return rc;
 }
 
-int gs_scan_engine_emit(gs_scan_engine *e, gs_bytes_sink sink, void *sink_ctx) {
-  const unsigned acc = gs_key_info_of(e->config.acc)->bytes;
-  const uint64_t count = e->config.reduce_only ? 1 : e->n;
-  gs_transfer_stats stats = {0};
-  int rc = gs_download(&e->down, gs_buffer_range(&e->output), count * acc, sink, sink_ctx, &stats);
-  e->download += stats.gpu_seconds;
-  e->write += stats.host_seconds;
+void gs_scan_engine_value(const gs_scan_engine *e, void *value) {
+  memcpy(value, e->value, gs_key_info_of(e->config.acc)->bytes);
+}
+
+int gs_scan_engine_all(gs_scan_engine *e, gs_context *ctx, const gs_scan_config *config, const gs_record_source *source,
+                       uint64_t n, gs_bytes_sink sink, void *sink_ctx) {
+  const uint64_t capacity = gs_scan_engine_capacity(ctx, config, ctx->budget);
+  if (capacity == 0) return gs_fail(GPUSORT_ERROR_TOO_LARGE, "the memory budget holds no scan at all");
+  int rc = gs_scan_engine_init(e, ctx, config, n < capacity ? (n ? n : 1) : capacity);
+  const unsigned in = gs_key_info_of(config->input)->bytes;
+  for (uint64_t first = 0; !rc && (first < n || (n == 0 && first == 0)); first += e->capacity) {
+    const uint64_t count = n - first < e->capacity ? n - first : e->capacity;
+    const gs_record_source part = {.data = source->data ? source->data + first * in : NULL,
+                                   .fd = source->fd,
+                                   .offset = source->offset + first * in,
+                                   .name = source->name};
+    rc = gs_scan_engine_chunk(e, &part, count, sink, sink_ctx);
+    if (n == 0) break;
+  }
   return rc;
 }
 
 void gs_scan_engine_free(gs_scan_engine *e) {
   if (!e->ctx) return;
   gs_device *dev = &e->ctx->dev;
+  gs_stager_destroy(&e->up);
   gs_stager_destroy(&e->down);
   gs_buffer_destroy(dev, &e->input);
   gs_buffer_destroy(dev, &e->output);
   gs_buffer_destroy(dev, &e->state);
+  gs_buffer_destroy(dev, &e->carry);
   memset(e, 0, sizeof *e);
 }

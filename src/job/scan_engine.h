@@ -1,5 +1,10 @@
-/* The scan or reduction of a host array on the GPU: upload, the scan, and the results handed
- * out in order (files and arrays alike). */
+/* The scan or reduction of host data on the GPU, in chunks of at most `capacity` elements:
+ * each chunk is uploaded, scanned from the carry of the chunks before it (the combination of
+ * all their elements, kept on the GPU), and handed out in order; a reduction's chunk values
+ * are combined on the host, in order. One chunk holds everything up to the device's limits
+ * and the budget; larger inputs (files of any size) take several, with the same results for
+ * integers and for min and max. Float sums associate within each chunk, so their last bits
+ * depend on the chunk size: the same device and budget give the same bits run after run. */
 #ifndef GS_JOB_SCAN_ENGINE_H
 #define GS_JOB_SCAN_ENGINE_H
 
@@ -11,20 +16,34 @@ typedef struct {
   gs_context *ctx;
   gs_scan_config config;
   const gs_scan *scan;
-  uint64_t n;
-  gs_buffer input, output, state;
-  gs_stager down;
+  uint64_t capacity;  /* elements per chunk */
+  uint64_t chunks;    /* scanned so far */
+  gs_buffer input, output, state, carry; /* carry: two accumulator slots, used in turn */
+  gs_stager up, down;
+  unsigned char value[8]; /* a reduction's value so far (chunks > 0) */
   double setup, read, upload, gpu, download, write;
 } gs_scan_engine;
 
-/* The most elements a scan of this configuration takes on the context's device. */
+/* The most elements one chunk takes on the context's device (the budget aside). */
 uint64_t gs_scan_engine_max_elements(gs_context *ctx, const gs_scan_config *config);
 
-/* Scans (or reduces) n elements at `data` on the GPU. */
-int gs_scan_engine_run(gs_scan_engine *e, gs_context *ctx, const gs_scan_config *config, const void *data, uint64_t n);
+/* The most elements per chunk within `budget` bytes of device and staging memory, and within
+ * one bounded submission. */
+uint64_t gs_scan_engine_capacity(gs_context *ctx, const gs_scan_config *config, uint64_t budget);
 
-/* Hands the n results (one for a reduction) to sink in order. */
-int gs_scan_engine_emit(gs_scan_engine *e, gs_bytes_sink sink, void *sink_ctx);
+int gs_scan_engine_init(gs_scan_engine *e, gs_context *ctx, const gs_scan_config *config, uint64_t capacity);
+
+/* Scans the next n (<= capacity) elements and hands their results to sink in order (a
+ * reduction hands nothing: see gs_scan_engine_value). The source is as for the sort engine. */
+int gs_scan_engine_chunk(gs_scan_engine *e, const gs_record_source *source, uint64_t n, gs_bytes_sink sink,
+                         void *sink_ctx);
+
+/* A reduction's value over every chunk so far (the sum of none is 0). */
+void gs_scan_engine_value(const gs_scan_engine *e, void *value);
+
+/* Scans n elements of host memory in as many chunks as the budget needs. */
+int gs_scan_engine_all(gs_scan_engine *e, gs_context *ctx, const gs_scan_config *config, const gs_record_source *source,
+                       uint64_t n, gs_bytes_sink sink, void *sink_ctx);
 
 void gs_scan_engine_free(gs_scan_engine *e);
 

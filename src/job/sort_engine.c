@@ -110,6 +110,8 @@ uint64_t gs_sort_engine_capacity(gs_context *ctx, const gs_sort_request *r, uint
   return lo;
 }
 
+static void count_progress(void *ctx, uint64_t bytes) { gs_progress_add(ctx, bytes); }
+
 static int create_buffers(gs_sort_engine *e) {
   gs_device *dev = &e->ctx->dev;
   const unsigned kb = e->key_bytes, vb = e->gpu_value_bytes;
@@ -132,6 +134,8 @@ static int create_buffers(gs_sort_engine *e) {
       (rc = gs_stager_create_sized(dev, &e->down, GS_MEM_READBACK, transfer_down_bytes(e->request, n, e->gpu_gather),
                                    slot)))
     return rc;
+  e->up.progress = e->down.progress = count_progress;
+  e->up.progress_ctx = e->down.progress_ctx = e->ctx;
   return GPUSORT_OK;
 }
 

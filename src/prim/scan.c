@@ -162,15 +162,17 @@ static int dispatch(const gs_scan *s, VkCommandBuffer cb, const gs_kernel *k, gs
 }
 
 int gs_scan_record(const gs_scan *s, VkCommandBuffer cb, uint64_t n, uint64_t max_n, gs_range input,
-                   gs_range output, gs_range state, gs_timestamps *ts) {
+                   gs_range output, gs_range state, const gs_scan_carry *carry, gs_timestamps *ts) {
+  const uint32_t carry_flags = !carry ? 0 : (carry->in ? GS_SCAN_CARRY_IN : 0) | (carry->out ? GS_SCAN_CARRY_OUT : 0);
   if (n > max_n) return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: scan beyond its capacity");
   gs_cmd_barrier(cb); /* after earlier work on the same arrays and state */
   if (ts) gs_timestamps_write(cb, ts, 0);
   int rc = GPUSORT_OK;
   VkDeviceSize offsets[GS_SCAN_MAX_LEVELS + 1];
   uint64_t count[GS_SCAN_MAX_LEVELS + 1];
+  if (carry && s->config.reduce_only) return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: a carried reduction");
   if (n == 0 && !s->config.reduce_only) {
-    /* nothing to scan */
+    /* nothing to scan (the carry, if any, stays where it is: callers skip empty chunks) */
   } else if (s->config.reduce_only) {
     /* Reduce level by level until one value remains; the last level writes the output. */
     const unsigned levels = spine_layout(s, n, offsets, count);
@@ -191,8 +193,11 @@ int gs_scan_record(const gs_scan *s, VkCommandBuffer cb, uint64_t n, uint64_t ma
                          .results = output.address,
                          .tickets = tickets.address,
                          .tile_data = descriptors.address,
+                         .carry_in = carry ? carry->in : 0,
+                         .carry_out = carry ? carry->out : 0,
                          .n = (uint32_t)n,
-                         .tiles = (uint32_t)tiles_of(s, n, 0)};
+                         .tiles = (uint32_t)tiles_of(s, n, 0),
+                         .flags = carry_flags};
     if (!rc) rc = dispatch(s, cb, &s->lookback, &push);
   } else {
     /* Reduce level by level until one tile holds the tile values, scan that tile, then scan
@@ -208,12 +213,15 @@ int gs_scan_record(const gs_scan *s, VkCommandBuffer cb, uint64_t n, uint64_t ma
     }
     for (unsigned l = levels + 1; l-- > 0 && !rc;) {
       const VkDeviceAddress level = l == 0 ? input.address : state.address + offsets[l];
+      /* the top level, one tile, starts from the carry and produces the next one */
       gs_scan_push push = {.elements = level,
                            .results = l == 0 ? output.address : level,
                            .tile_data = l < levels ? state.address + offsets[l + 1] : 0,
+                           .carry_in = carry && l == levels ? carry->in : 0,
+                           .carry_out = carry && l == levels ? carry->out : 0,
                            .n = (uint32_t)count[l],
                            .tiles = (uint32_t)tiles_of(s, count[l], l),
-                           .flags = l == levels ? GS_SCAN_TILE_NO_PREFIX : 0};
+                           .flags = l == levels ? GS_SCAN_TILE_NO_PREFIX | carry_flags : 0};
       rc = dispatch(s, cb, &s->downsweep[l ? 1 : 0], &push);
     }
   }

@@ -60,11 +60,18 @@ void gs_scan_destroy(gs_scan *s);
 /* Bytes of the state block for scans of up to max_n elements (16-byte aligned). */
 VkDeviceSize gs_scan_state_bytes(const gs_scan *s, uint64_t max_n);
 
+/* A chunk of a longer scan: `in` holds one accumulator value, the combination of everything
+ * before the chunk (0: none, the first chunk); `out` receives that combined with the chunk. */
+typedef struct {
+  VkDeviceAddress in, out;
+} gs_scan_carry;
+
 /* Records the scan (or reduction) of the first n input elements into output, starting with a
  * barrier that orders it after earlier compute work; with `ts` (2 slots, reset) the
- * timestamps around it. max_n: what the state block was sized for. */
+ * timestamps around it. max_n: what the state block was sized for. carry: NULL for a whole
+ * scan (reductions take none). */
 int gs_scan_record(const gs_scan *s, VkCommandBuffer cb, uint64_t n, uint64_t max_n, gs_range input,
-                   gs_range output, gs_range state, gs_timestamps *ts);
+                   gs_range output, gs_range state, const gs_scan_carry *carry, gs_timestamps *ts);
 
 const char *gs_scan_op_name(gs_scan_op op);
 

@@ -1,6 +1,7 @@
 #include "vk/buffer.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/error.h"
@@ -26,21 +27,97 @@ static void format_bytes(char *buf, size_t n, VkDeviceSize bytes) {
     snprintf(buf, n, "%.1f MiB", (double)bytes / (1ull << 20));
 }
 
+static const VkBufferUsageFlags DATA_USAGE = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                            VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                                            VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
+                                            VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
+
+static int allocation_failed(gs_device *dev, VkResult r, const char *pretty, const char *what) {
+  if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+    return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of %s memory allocating %s for %s",
+                   r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? "GPU" : "host", pretty, what);
+  return gs_vk_fail(dev, r, what);
+}
+
+/* A device buffer bound to several allocations of at most max_allocation bytes each. */
+static int create_sparse(gs_device *dev, gs_buffer *buf, VkDeviceSize size, const char *what, const char *pretty) {
+  VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                           .flags = VK_BUFFER_CREATE_SPARSE_BINDING_BIT,
+                           .size = size,
+                           .usage = DATA_USAGE,
+                           .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  VkResult r = vkCreateBuffer(dev->device, &bi, NULL, &buf->buffer);
+  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, what);
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(dev->device, buf->buffer, &req);
+  const int type = pick_memory_type(&dev->memory, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0,
+                                    VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
+  const VkDeviceSize piece = dev->info.max_allocation / req.alignment * req.alignment;
+  if (type < 0 || piece == 0) return gs_fail(GPUSORT_ERROR_RUNTIME, "no suitable memory type for %s", what);
+  const uint32_t count = (uint32_t)((req.size + piece - 1) / piece);
+  buf->pieces = calloc(count, sizeof *buf->pieces);
+  VkSparseMemoryBind *binds = calloc(count, sizeof *binds);
+  if (!buf->pieces || !binds) {
+    free(binds);
+    return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
+  }
+  VkMemoryAllocateFlagsInfo flags = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
+                                     .flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT};
+  for (uint32_t i = 0; i < count; i++) {
+    const VkDeviceSize offset = (VkDeviceSize)i * piece, bytes = req.size - offset < piece ? req.size - offset : piece;
+    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                               .pNext = &flags,
+                               .allocationSize = bytes,
+                               .memoryTypeIndex = (uint32_t)type};
+    r = vkAllocateMemory(dev->device, &ai, NULL, &buf->pieces[i]);
+    if (r != VK_SUCCESS) {
+      free(binds);
+      return allocation_failed(dev, r, pretty, what);
+    }
+    buf->piece_count = i + 1;
+    binds[i] = (VkSparseMemoryBind){.resourceOffset = offset, .size = bytes, .memory = buf->pieces[i]};
+  }
+  VkSparseBufferMemoryBindInfo bind = {.buffer = buf->buffer, .bindCount = count, .pBinds = binds};
+  VkBindSparseInfo info = {.sType = VK_STRUCTURE_TYPE_BIND_SPARSE_INFO, .bufferBindCount = 1, .pBufferBinds = &bind};
+  VkFence fence;
+  VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  r = vkCreateFence(dev->device, &fi, NULL, &fence);
+  if (r == VK_SUCCESS) {
+    r = vkQueueBindSparse(dev->queue, 1, &info, fence);
+    if (r == VK_SUCCESS) r = vkWaitForFences(dev->device, 1, &fence, VK_TRUE, dev->timeout_ns);
+    if (r == VK_TIMEOUT) gs_device_mark_wedged(dev);
+    if (r != VK_TIMEOUT) vkDestroyFence(dev->device, fence, NULL);
+  }
+  free(binds);
+  if (r == VK_TIMEOUT)
+    return gs_fail(GPUSORT_ERROR_GPU_STALL, "GPU stall: binding memory to %s did not finish within %g s", what,
+                   (double)dev->timeout_ns * 1e-9);
+  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, what);
+  buf->size = size;
+  buf->coherent = true;
+  buf->address = gs_buffer_address(dev, buf->buffer, 0);
+  return GPUSORT_OK;
+}
+
 int gs_buffer_create(gs_device *dev, gs_buffer *buf, VkDeviceSize size, gs_memory_kind kind, const char *what) {
   memset(buf, 0, sizeof *buf);
   if (size < 16) size = 16;
   size = (size + 15) & ~(VkDeviceSize)15; /* kernels move whole 16-byte vectors */
   char pretty[32];
   format_bytes(pretty, sizeof pretty, size);
-  if (dev->info.max_allocation && size > dev->info.max_allocation)
+  if (dev->info.max_allocation && size > dev->info.max_allocation) {
+    if (kind == GS_MEM_DEVICE && dev->sparse_binding && size <= dev->info.max_data_buffer) {
+      const int rc = create_sparse(dev, buf, size, what, pretty);
+      if (rc) gs_buffer_destroy(dev, buf);
+      return rc;
+    }
     return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%s needs %s, more than the device allows in one allocation", what,
                    pretty);
+  }
 
   VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                            .size = size,
-                           .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                    VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
-                                    VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT,
+                           .usage = DATA_USAGE,
                            .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
   VkResult r = vkCreateBuffer(dev->device, &bi, NULL, &buf->buffer);
   if (r != VK_SUCCESS) return gs_vk_fail(dev, r, what);
@@ -73,10 +150,7 @@ int gs_buffer_create(gs_device *dev, gs_buffer *buf, VkDeviceSize size, gs_memor
   if (r != VK_SUCCESS) {
     vkDestroyBuffer(dev->device, buf->buffer, NULL);
     buf->buffer = VK_NULL_HANDLE;
-    if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
-      return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of %s memory allocating %s for %s",
-                     r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? "GPU" : "host", pretty, what);
-    return gs_vk_fail(dev, r, what);
+    return allocation_failed(dev, r, pretty, what);
   }
   buf->size = size;
   r = vkBindBufferMemory(dev->device, buf->buffer, buf->memory, 0);
@@ -108,6 +182,8 @@ void gs_buffer_destroy(gs_device *dev, gs_buffer *buf) {
   if (!dev->device || dev->wedged) return; /* the GPU may still access it: leave it to exit */
   if (buf->buffer) vkDestroyBuffer(dev->device, buf->buffer, NULL);
   if (buf->memory) vkFreeMemory(dev->device, buf->memory, NULL); /* unmaps implicitly */
+  for (uint32_t i = 0; i < buf->piece_count; i++) vkFreeMemory(dev->device, buf->pieces[i], NULL);
+  free(buf->pieces);
   memset(buf, 0, sizeof *buf);
 }
 

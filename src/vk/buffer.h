@@ -16,6 +16,8 @@ typedef enum {
 typedef struct {
   VkBuffer buffer;
   VkDeviceMemory memory;
+  VkDeviceMemory *pieces; /* a sparse buffer's allocations (memory is then VK_NULL_HANDLE) */
+  uint32_t piece_count;
   VkDeviceSize size;
   VkDeviceAddress address;
   void *mapped;  /* host pointer for UPLOAD and READBACK buffers */
@@ -30,7 +32,9 @@ typedef struct {
 } gs_range;
 
 /* Creates a buffer of `size` bytes (at least 16, rounded up to 16) usable as storage, copy
- * source and destination, by device address. `what` names it in error messages ("sort keys"). */
+ * source and destination, by device address. `what` names it in error messages ("sort keys").
+ * A device buffer larger than one allocation may hold is bound to several (sparse binding,
+ * where the device has it): its device addresses are contiguous all the same. */
 int gs_buffer_create(gs_device *dev, gs_buffer *buf, VkDeviceSize size, gs_memory_kind kind, const char *what);
 
 void gs_buffer_destroy(gs_device *dev, gs_buffer *buf);

@@ -88,7 +88,8 @@ static bool has_device_extension(VkPhysicalDevice pd, const char *name) {
 }
 
 /* The queue family gpusort uses: compute with timestamps, preferring compute-only families
- * (GPUSORT_QUEUE=graphics prefers the universal family instead, for experiments). */
+ * (GPUSORT_QUEUE=graphics prefers the universal family instead, for experiments), and among
+ * those one that binds sparse memory. */
 static int find_queue_family(VkPhysicalDevice pd, uint32_t *family) {
   uint32_t n = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
@@ -99,7 +100,8 @@ static int find_queue_family(VkPhysicalDevice pd, uint32_t *family) {
   for (uint32_t i = 0; i < n; i++) {
     if (!(q[i].queueFlags & VK_QUEUE_COMPUTE_BIT) || q[i].timestampValidBits == 0) continue;
     const bool prefer_graphics = gs_knobs_get()->graphics_queue;
-    int score = ((q[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) != 0) == prefer_graphics ? 2 : 1;
+    int score = ((q[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) != 0) == prefer_graphics ? 4 : 2;
+    if (q[i].queueFlags & VK_QUEUE_SPARSE_BINDING_BIT) score++;
     if (score > best_score) best = (int)i, best_score = score;
   }
   free(q);
@@ -124,6 +126,16 @@ static void check_features(VkPhysicalDevice pd, const VkPhysicalDeviceVulkan11Pr
   info->has_executable_stats = has_device_extension(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
 
   uint32_t family;
+  if (feats.features.sparseBinding && find_queue_family(pd, &family) == 0) {
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
+    VkQueueFamilyProperties *q = calloc(n ? n : 1, sizeof *q);
+    if (q) {
+      vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, q);
+      info->has_sparse_binding = (q[family].queueFlags & VK_QUEUE_SPARSE_BINDING_BIT) != 0;
+      free(q);
+    }
+  }
   const char *missing = NULL;
   if (!f13.subgroupSizeControl || !f13.computeFullSubgroups || !(p13->requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT))
     missing = "subgroup size control for compute shaders";
@@ -177,10 +189,24 @@ void gs_device_probe(VkPhysicalDevice pd, uint32_t index, gs_device_info *info) 
   info->max_workgroup_size = lim->maxComputeWorkGroupInvocations;
   info->max_push_bytes = lim->maxPushConstantsSize;
 
-  VkPhysicalDeviceMemoryProperties mem;
-  vkGetPhysicalDeviceMemoryProperties(pd, &mem);
-  for (uint32_t h = 0; h < mem.memoryHeapCount; h++)
-    if (mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) info->device_local_bytes += mem.memoryHeaps[h].size;
+  /* Device-local memory, and how much of it is free now where the driver says
+   * (VK_EXT_memory_budget: other programs' use is subtracted). */
+  VkPhysicalDeviceMemoryBudgetPropertiesEXT budget = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+  VkPhysicalDeviceMemoryProperties2 mem2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
+  const bool have_budget = v13 && has_device_extension(pd, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  if (have_budget) mem2.pNext = &budget;
+  if (v13)
+    vkGetPhysicalDeviceMemoryProperties2(pd, &mem2);
+  else
+    vkGetPhysicalDeviceMemoryProperties(pd, &mem2.memoryProperties);
+  const VkPhysicalDeviceMemoryProperties *mem = &mem2.memoryProperties;
+  for (uint32_t h = 0; h < mem->memoryHeapCount; h++) {
+    if (!(mem->memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)) continue;
+    info->device_local_bytes += mem->memoryHeaps[h].size;
+    const uint64_t free_now = have_budget && budget.heapBudget[h] ? budget.heapBudget[h] - budget.heapUsage[h]
+                                                                   : mem->memoryHeaps[h].size;
+    info->budget_bytes += free_now < mem->memoryHeaps[h].size ? free_now : mem->memoryHeaps[h].size;
+  }
 
   if (!v13) {
     snprintf(info->driver, sizeof info->driver, "driver %u", props.properties.driverVersion);
@@ -196,11 +222,17 @@ void gs_device_probe(VkPhysicalDevice pd, uint32_t index, gs_device_info *info) 
   /* Kernels address buffers by device address, so one data array is bounded by what one
    * buffer and one allocation hold; GPUSORT_MAX_BINDING_BYTES lowers that so tests reach the
    * size limits on small inputs. */
-  info->max_data_buffer = p13.maxBufferSize < info->max_allocation ? p13.maxBufferSize : info->max_allocation;
+  check_features(pd, &p11, &p13, lim, info);
+  /* With sparse binding, one buffer spans several allocations: up to the device's memory. */
+  uint64_t one_buffer = info->max_allocation;
+  if (info->has_sparse_binding && lim->sparseAddressSpaceSize > one_buffer) {
+    one_buffer = lim->sparseAddressSpaceSize < info->device_local_bytes ? lim->sparseAddressSpaceSize
+                                                                        : info->device_local_bytes;
+    if (one_buffer < info->max_allocation) one_buffer = info->max_allocation;
+  }
+  info->max_data_buffer = p13.maxBufferSize < one_buffer ? p13.maxBufferSize : one_buffer;
   const uint64_t knob = gs_knobs_get()->max_buffer_bytes;
   if (knob && knob < info->max_data_buffer) info->max_data_buffer = knob;
-
-  check_features(pd, &p11, &p13, lim, info);
 }
 
 static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
@@ -319,6 +351,7 @@ static int create_logical_device(gs_device *dev) {
   VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
   feats.features.shaderInt64 = dev->info.has_int64 ? VK_TRUE : VK_FALSE;
   feats.features.shaderFloat64 = dev->info.has_float64 ? VK_TRUE : VK_FALSE;
+  feats.features.sparseBinding = dev->info.has_sparse_binding ? VK_TRUE : VK_FALSE;
   /* Compiler statistics of each pipeline (registers, spills), printed with GPUSORT_PIPELINE_STATS=1. */
   const char *extensions[] = {VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME};
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR fexec = {
@@ -338,6 +371,7 @@ static int create_logical_device(gs_device *dev) {
   dev->float64 = dev->info.has_float64;
   dev->int64_atomics = dev->info.has_int64_atomics;
   dev->subgroup_extended = dev->info.has_subgroup_extended;
+  dev->sparse_binding = dev->info.has_sparse_binding;
   vkGetDeviceQueue(dev->device, dev->queue_family, 0, &dev->queue);
   VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                 .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,

@@ -27,8 +27,11 @@ typedef struct {
   uint32_t min_subgroup_size, max_subgroup_size;
   uint64_t device_local_bytes;
   uint64_t max_storage_range; /* bytes one storage-buffer binding can address */
-  uint64_t max_data_buffer;   /* the most bytes gpusort puts in one data array (a test knob lowers it) */
+  uint64_t max_data_buffer;   /* the most bytes gpusort puts in one data array: one allocation, or
+                                 with sparse binding one buffer (a test knob lowers it) */
   uint64_t max_allocation;
+  uint64_t budget_bytes;      /* device-local memory free for gpusort now (VK_EXT_memory_budget),
+                                 or the heap's size where the driver cannot say */
   uint32_t max_groups[2]; /* workgroups per dispatch in x and y */
   uint32_t max_shared_bytes;
   uint32_t max_workgroup_size;
@@ -38,6 +41,8 @@ typedef struct {
   bool has_int64_atomics;     /* shaderBufferInt64Atomics: packed scan descriptors */
   bool has_subgroup_extended; /* shaderSubgroupExtendedTypes: 64-bit subgroup scans */
   bool has_executable_stats;  /* VK_KHR_pipeline_executable_properties: compiler statistics */
+  bool has_sparse_binding;    /* sparseBinding on the compute queue: buffers larger than one
+                                 allocation, bound to several */
   char unusable[200];         /* why gpusort cannot use the device; empty when it can */
 } gs_device_info;
 
@@ -56,7 +61,7 @@ typedef struct {
   uint32_t subgroup_size;
   uint32_t max_groups_x, max_groups_y; /* x after the GPUSORT_MAX_WORKGROUPS test knob */
   /* Optional features enabled on the device (a borrowed device: what its creator says). */
-  bool int64, float64, int64_atomics, subgroup_extended;
+  bool int64, float64, int64_atomics, subgroup_extended, sparse_binding;
   double timestamp_ns; /* nanoseconds per timestamp tick */
   uint64_t timestamp_mask;
   uint64_t timeout_ns; /* bound on every wait for the GPU */
