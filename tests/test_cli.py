@@ -687,6 +687,38 @@ class Limits(CliTest):
             self.assertEqual(u32_list(self.read("o")), sorted(vals))
         self.assert_no_temp_files()
 
+    def test_pipeline_cache(self):
+        """Pipelines are kept on disk for the next run; a corrupt file is ignored and replaced, an
+        unwritable place is no error, and GPUSORT_PIPELINE_CACHE=0 keeps none."""
+        inp = self.write("in.bin", u32(random_u32(3000, 5)))
+        cache = self.path("cache")
+        env = {"XDG_CACHE_HOME": cache}
+        for _ in range(2):
+            p = run(["-f", "--keys", "u32", inp, self.path("o")], env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        files = os.listdir(os.path.join(cache, "gpusort"))
+        self.assertEqual(len(files), 1, files)
+        self.assertRegex(files[0], r"^pipelines-[0-9a-f]{4,8}-[0-9a-f]{4,8}-[0-9a-f]{32}\.bin$")
+        name = os.path.join(cache, "gpusort", files[0])
+        with open(name, "rb") as f:
+            self.assertEqual(f.read(16), b"gpusort-pcache1\0")
+        with open(name, "wb") as f:
+            f.write(b"gpusort-pcache1\0" + bytes(range(256)) * 4)
+        p = run(["-f", "--keys", "u32", inp, self.path("o")], env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(u32_list(self.read("o")), sorted(random_u32(3000, 5)))
+        with open(name, "rb") as f:
+            data = f.read()
+        # the replaced file is whole again: its length field matches
+        self.assertEqual(int.from_bytes(data[16:24], "little"), len(data) - 32)
+        blocked = self.write("not-a-dir", b"x")
+        p = run(["-f", "--keys", "u32", inp, self.path("o")], env={"XDG_CACHE_HOME": blocked})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = run(["-f", "--keys", "u32", inp, self.path("o")],
+                env={"XDG_CACHE_HOME": self.path("off"), "GPUSORT_PIPELINE_CACHE": "0"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertFalse(os.path.exists(self.path("off")))
+
     def test_sync(self):
         inp = self.write("in.bin", u32(random_u32(3000, 1)))
         for args in [["--keys", "u32"], ["scan", "--keys", "u32"]]:

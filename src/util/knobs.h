@@ -24,6 +24,7 @@ typedef struct {
   uint32_t threads;              /* GPUSORT_THREADS: host worker threads */
   uint64_t chunk_bytes;          /* GPUSORT_CHUNK_BYTES: staging slot size */
   bool graphics_queue;           /* GPUSORT_QUEUE=graphics: prefer the universal queue family */
+  bool no_pipeline_cache;        /* GPUSORT_PIPELINE_CACHE=0: no pipeline cache on disk */
   /* Tests: limits and paths reached on small inputs. */
   uint64_t max_buffer_bytes;     /* GPUSORT_MAX_BINDING_BYTES: largest data array of one buffer */
   uint32_t max_workgroups;       /* GPUSORT_MAX_WORKGROUPS: dispatch limit in x (folded dispatches) */

@@ -6,6 +6,7 @@
 
 #include "util/error.h"
 #include "util/knobs.h"
+#include "vk/pipeline_cache.h"
 
 enum { DEFAULT_TIMEOUT_S = 60 };
 
@@ -378,6 +379,7 @@ static int create_logical_device(gs_device *dev) {
                                 .queueFamilyIndex = dev->queue_family};
   r = vkCreateCommandPool(dev->device, &pi, NULL, &dev->command_pool);
   if (r != VK_SUCCESS) return gs_vk_fail(dev, r, "creating a command pool");
+  gs_pipeline_cache_open(dev);
   return GPUSORT_OK;
 }
 
@@ -467,6 +469,7 @@ int gs_device_borrow(gs_device *dev, VkPhysicalDevice physical, VkDevice device,
 void gs_device_close(gs_device *dev) {
   if (dev->owned && dev->device && !dev->wedged) {
     vkDeviceWaitIdle(dev->device);
+    gs_pipeline_cache_close(dev);
     if (dev->command_pool) vkDestroyCommandPool(dev->device, dev->command_pool, NULL);
     vkDestroyDevice(dev->device, NULL);
   }

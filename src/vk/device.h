@@ -56,7 +56,9 @@ typedef struct {
   VkPhysicalDeviceMemoryProperties memory;
   VkDebugUtilsMessengerEXT messenger;
   const VkAllocationCallbacks *allocator; /* the caller's, for a borrowed device */
-  VkPipelineCache pipeline_cache;         /* the caller's, for a borrowed device */
+  VkPipelineCache pipeline_cache;         /* the caller's, for a borrowed device; else gpusort's
+                                             (src/vk/pipeline_cache.h) */
+  size_t pipeline_cache_loaded;           /* bytes read from disk into it */
   gs_device_info info;
   uint32_t subgroup_size;
   uint32_t max_groups_x, max_groups_y; /* x after the GPUSORT_MAX_WORKGROUPS test knob */
