@@ -107,8 +107,17 @@ int gs_buffer_create(gs_device *dev, gs_buffer *buf, VkDeviceSize size, gs_memor
   format_bytes(pretty, sizeof pretty, size);
   if (dev->info.max_allocation && size > dev->info.max_allocation) {
     if (kind == GS_MEM_DEVICE && dev->sparse_binding && size <= dev->info.max_data_buffer) {
-      const int rc = create_sparse(dev, buf, size, what, pretty);
+      int rc = create_sparse(dev, buf, size, what, pretty);
       if (rc) gs_buffer_destroy(dev, buf);
+      if (rc && rc != GPUSORT_ERROR_OUT_OF_MEMORY && rc != GPUSORT_ERROR_GPU_STALL) {
+        /* Whatever the driver objected to, such buffers are not to be had: from now on arrays
+         * stay within one allocation, and callers that can work in smaller pieces do. */
+        char message[1024];
+        snprintf(message, sizeof message, "%s", gs_last_error());
+        dev->sparse_binding = false;
+        if (dev->info.max_data_buffer > dev->info.max_allocation) dev->info.max_data_buffer = dev->info.max_allocation;
+        rc = gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "%s (binding %s to several allocations)", message, pretty);
+      }
       return rc;
     }
     return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%s needs %s, more than the device allows in one allocation", what,
