@@ -216,7 +216,12 @@ class Streams(LargeTest):
             proc = subprocess.Popen([GPUSORT, "--mem-limit", LIMIT, "--temp-dir", self.scratch, "--keys", "u32",
                                      self.path("in.bin"), self.path("o")],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            time.sleep(1.5)  # past the setup, into the partition or the bins
+            deadline = time.time() + 60  # once the output's temporary file exists
+            while proc.poll() is None and time.time() < deadline:
+                if any(".gpusort-" in f for f in os.listdir(self.dir)):
+                    break
+                time.sleep(0.001)
+            time.sleep(0.2)  # into the work (on lavapipe, the partition)
             self.assertIsNone(proc.poll(), "the sort ended before it could be interrupted")
             proc.send_signal(sig)
             proc.communicate(timeout=60)

@@ -1,6 +1,11 @@
 #include "io/emitter.h"
 
 #include <stdio.h>
+#if defined(__x86_64__) || defined(__i386__)
+/* libxxhash's runtime choice of its SSE2, AVX2 or AVX-512 code: the output's checksum is the one
+ * single-threaded pass over every output byte (about 7 GB/s with SSE2 on an H100's host) */
+#include <xxh_x86dispatch.h>
+#endif
 
 #include "util/error.h"
 #include "util/parallel.h"

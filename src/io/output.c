@@ -213,7 +213,40 @@ int gs_output_reserve(gs_output *out, unsigned long long bytes) {
 
 unsigned char *gs_output_map(gs_output *out) { return out->map; }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+static void populate_range(void *arg, size_t begin, size_t end, unsigned worker) {
+  (void)worker;
+  unsigned char *map = arg;
+  const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  begin &= ~(page - 1); /* the mapping starts on a page */
+  if (madvise(map + begin, end - begin, MADV_POPULATE_WRITE) == 0) return;
+  /* an older kernel: write each page (the reserved file reads as zeros: nothing changes) */
+  for (size_t at = begin; at < end; at += page) ((volatile unsigned char *)map)[at] = 0;
+}
+
+static void *populate_all(void *arg) {
+  gs_output *out = arg;
+  /* each thread one long range: threads faulting neighbouring pages contend */
+  gs_parallel_for(out->map_bytes, (size_t)64 << 20, populate_range, out->map);
+  return NULL;
+}
+
+void gs_output_populate(gs_output *out) {
+  if (!out->map || out->populate_started) return;
+  out->populate_started = pthread_create(&out->populating, NULL, populate_all, out) == 0;
+}
+
+static void wait_populate(gs_output *out) {
+  if (!out->populate_started) return;
+  pthread_join(out->populating, NULL);
+  out->populate_started = false;
+}
+
 static void unmap(gs_output *out) {
+  wait_populate(out);
   if (out->map) munmap(out->map, out->map_bytes);
   out->map = NULL;
   out->map_bytes = 0;
@@ -221,6 +254,7 @@ static void unmap(gs_output *out) {
 
 int gs_output_write(gs_output *out, const void *data, size_t bytes) {
   int e = 0;
+  wait_populate(out);
   if (out->map && out->written + bytes <= out->map_bytes) {
     if ((const unsigned char *)data != out->map + out->written) /* already in place */
       gs_parallel_memcpy(out->map + out->written, data, bytes);

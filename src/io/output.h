@@ -7,6 +7,7 @@
 #ifndef GS_IO_OUTPUT_H
 #define GS_IO_OUTPUT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -23,6 +24,8 @@ typedef struct {
   unsigned long long written; /* bytes so far */
   unsigned char *map;         /* the reserved file, mapped for writing (gs_output_reserve) */
   size_t map_bytes;
+  pthread_t populating;       /* gs_output_populate's thread, while it runs */
+  bool populate_started;
 } gs_output;
 
 /* Checks made before any work: refuses an OUTPUT that is INPUT (same file, also through
@@ -41,6 +44,12 @@ int gs_output_reserve(gs_output *out, unsigned long long bytes);
 
 /* The reserved output's bytes, for writing records anywhere in it (NULL if not mapped). */
 unsigned char *gs_output_map(gs_output *out);
+
+/* Starts faulting in the reserved mapping's pages on other threads, while the caller does
+ * other work (opening the device, reading, sorting): copies into it then find their pages in
+ * place and run at memory speed, where page faults held an H100 host's 16 threads to 10 GB/s
+ * (2 GB/s when each write covers 64 MiB). Writes wait for it to end. */
+void gs_output_populate(gs_output *out);
 
 /* Appends data. Large writes are split over several threads: copies into the mapping, or
  * pwrite at disjoint offsets. */

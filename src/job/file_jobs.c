@@ -30,16 +30,45 @@ static void scratch_dir_for(const gs_context *c, const char *output, char *dir, 
   gs_scratch_dir(c->temp_dir, output, dir, size);
 }
 
+/* What a job does as soon as it knows its record count, before it waits for the device: its
+ * output opened, reserved and mapped, the mapping's pages faulted in meanwhile. */
+typedef struct {
+  gs_output *out;
+  gs_emitter *emitter;
+  const char *path;
+  unsigned out_bytes;        /* per record */
+  bool sync;
+  gs_sort_request *argsort;  /* an argsort whose index width follows the count */
+} early_output;
+
+static int open_output(const early_output *o, uint64_t n) {
+  int rc;
+  if (!o->out || (rc = gs_output_open(o->out, o->path)) || (rc = gs_emitter_init(o->emitter, o->out)))
+    return o->out ? rc : GPUSORT_OK;
+  o->out->sync = o->sync;
+  unsigned out_bytes = o->out_bytes;
+  if (o->argsort) { /* u32 indices below 2^32 records, unless asked otherwise */
+    if (!o->argsort->index_bytes) o->argsort->index_bytes = n < (1ull << 32) ? 4 : 8;
+    out_bytes = o->argsort->index_bytes;
+  }
+  if ((rc = gs_output_reserve(o->out, n * out_bytes))) return rc;
+  gs_output_populate(o->out);
+  return GPUSORT_OK;
+}
+
 /* Opens the input, checks its size and the output, opens the device while the input is
  * brought into memory, and reads a stream: into memory up to `memory_records` (computed on the
- * open device by `memory_limit`), spilled to a scratch file past that. */
+ * open device by `memory_limit`), spilled to a scratch file past that. The output (if any) is
+ * opened once the record count is known: before the device for a regular file. */
 static int open_input(gs_context *c, const input_spec *spec, uint64_t (*memory_limit)(gs_context *, const void *),
-                      const void *arg, gs_input *in, uint64_t *n, gpusort_report *report) {
+                      const void *arg, const early_output *output, gs_input *in, uint64_t *n,
+                      gpusort_report *report) {
   const double start = gs_now();
   int rc;
   if ((rc = gs_input_open(in, spec->path))) return rc;
   if (!in->is_stream && (rc = gs_input_check_width(in, spec->width, spec->unit))) return rc;
   if (spec->output && (rc = gs_output_preflight(spec->output, spec->overwrite, in))) return rc;
+  if (!in->is_stream && output && (rc = open_output(output, in->bytes / spec->width))) return rc;
   if ((rc = gs_context_device(c, spec->prefault ? prefault : NULL, in))) return rc;
   report->stage_seconds[GPUSORT_STAGE_OPEN] = gs_now() - start;
   if (in->is_stream) {
@@ -52,6 +81,7 @@ static int open_input(gs_context *c, const input_spec *spec, uint64_t (*memory_l
       return rc;
     report->stage_seconds[GPUSORT_STAGE_READ] += gs_now() - t0 - in->spill_seconds;
     report->stage_seconds[GPUSORT_STAGE_SPILL] += in->spill_seconds;
+    if (output && (rc = open_output(output, in->bytes / spec->width))) return rc;
   }
   *n = in->bytes / spec->width;
   report->records = *n;
@@ -173,15 +203,13 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
   gs_output out = {.fd = -1};
   gs_emitter emitter = {0};
   uint64_t n = 0;
-  int rc = open_input(c, &spec, in_core_capacity, r, &in, &n, report);
-  if (!rc && r->argsort && !r->index_bytes) r->index_bytes = n < (1ull << 32) ? 4 : 8;
+  const early_output early = {&out, &emitter, output, R, flags.sync, r->argsort ? r : NULL};
+  int rc = open_input(c, &spec, in_core_capacity, r, &early, &in, &n, report);
   const unsigned out_bytes = r->argsort ? r->index_bytes : R;
   uint64_t capacity = 0;
-  if (!rc) capacity = in_core_capacity(c, r);
-  if (!rc && !(rc = gs_output_open(&out, output)) && !(rc = gs_emitter_init(&emitter, &out))) {
-    out.sync = flags.sync;
-    rc = gs_output_reserve(&out, n * out_bytes);
-  }
+  const double planning = gs_now();
+  if (!rc) capacity = in_core_capacity(c, r); /* builds the sort's pipelines */
+  report->stage_seconds[GPUSORT_STAGE_SETUP] += gs_now() - planning;
   if (!rc) {
     gs_progress_begin(c, n <= capacity ? in.bytes + n * out_bytes : 3 * in.bytes + n * out_bytes);
     if (n <= capacity) {
@@ -229,20 +257,19 @@ static void report_scan(const gs_scan_engine *e, gpusort_stage gpu_stage, gpusor
 }
 
 /* Opens the input of a scan or reduction and runs the engine over it, chunk by chunk. */
-static int scan_input(gs_context *c, const char *input, const char *output, bool overwrite,
+static int scan_input(gs_context *c, const char *input, const char *output, bool overwrite, bool sync,
                       const gs_scan_config *config, gs_input *in, gs_scan_engine *e, gs_bytes_sink sink,
-                      void *sink_ctx, gs_output *out, gpusort_report *report) {
+                      void *sink_ctx, gs_output *out, gs_emitter *emitter, gpusort_report *report) {
   const gs_key_info *info = gs_key_info_of(config->input);
   char unit[32];
   snprintf(unit, sizeof unit, "%s %s element", info->name[0] == 'i' ? "an" : "a", info->name);
   const input_spec spec = {input, output, overwrite, info->bytes, unit, false};
+  const early_output early = {out, emitter, output, gs_key_info_of(config->acc)->bytes, sync, NULL};
   uint64_t n = 0;
-  int rc = open_input(c, &spec, scan_capacity, config, in, &n, report);
+  int rc = open_input(c, &spec, scan_capacity, config, out ? &early : NULL, in, &n, report);
   if (!rc && config->reduce_only && n == 0 && config->op != GS_SCAN_SUM)
     rc = gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s: the %s of no elements is undefined", in->name,
                  gs_scan_op_name(config->op));
-  if (!rc && out && !(rc = gs_output_open(out, output)))
-    rc = gs_output_reserve(out, n * gs_key_info_of(config->acc)->bytes);
   if (rc) return rc;
   const gs_record_source source = {.data = in->data, .fd = in->data_fd, .offset = 0, .name = in->name};
   gs_progress_begin(c, in->bytes + (config->reduce_only ? 0 : n * gs_key_info_of(config->acc)->bytes));
@@ -259,10 +286,8 @@ int gs_file_scan(gs_context *c, const char *input, const char *output, const gs_
   gs_output out = {.fd = -1};
   gs_emitter emitter = {0};
   gs_scan_engine e = {0};
-  int rc = gs_emitter_init(&emitter, &out);
-  out.sync = flags.sync;
-  if (!rc) rc = scan_input(c, input, output, flags.overwrite, config, &in, &e, emit_bytes, &emitter, &out, report);
-  out.sync = flags.sync;
+  int rc = scan_input(c, input, output, flags.overwrite, flags.sync, config, &in, &e, emit_bytes, &emitter, &out,
+                      &emitter, report);
   if (!rc) rc = gs_output_commit(&out);
   if (!rc) {
     report_scan(&e, GPUSORT_STAGE_SCAN, report);
@@ -283,7 +308,7 @@ int gs_file_reduce(gs_context *c, const char *input, const gs_scan_config *confi
   const double start = gs_now();
   gs_input in = {.fd = -1};
   gs_scan_engine e = {0};
-  int rc = scan_input(c, input, NULL, false, config, &in, &e, NULL, NULL, NULL, report);
+  int rc = scan_input(c, input, NULL, false, false, config, &in, &e, NULL, NULL, NULL, NULL, report);
   if (!rc) {
     gs_scan_engine_value(&e, result);
     report_scan(&e, GPUSORT_STAGE_REDUCE, report);

@@ -66,7 +66,7 @@ typedef struct {
   uint64_t capacity;
   uint64_t segment_keys;   /* for the sorter's runs; 0: unsegmented */
   gs_buffer keys, alt, values, values_alt, state, gathered_in, gathered_out;
-  gs_stager up, down;
+  gs_stager staging; /* both ways: up, then down */
   gs_submitter submitter;
   uint64_t keys_since_flush;
   unsigned char *scratch;
