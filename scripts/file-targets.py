@@ -30,6 +30,7 @@ MiB = 1 << 20
 SIZES = {"one": 8 * MiB if SMALL else 1 << 30, "big": 64 * MiB if SMALL else 16 << 30,
          "ooc": 32 * MiB if SMALL else 4 << 30}
 OOC_LIMIT = "8M" if SMALL else "1G"
+REPS = int(os.environ.get("REPS", "5"))  # runs of each 1 GiB case
 os.makedirs(WORK, exist_ok=True)
 os.makedirs(RESULTS, exist_ok=True)
 results = {"small": SMALL, "runs": {}}
@@ -124,12 +125,12 @@ def size_name(bytes_):
 # ---- 1 GiB: new file, and replacing an existing one ----
 one = gen("in_1g.bin", SIZES["one"] // 4)
 out, cp_out = os.path.join(WORK, "out_1g.bin"), os.path.join(WORK, "cp_1g.bin")
-for i in range(5):
+for i in range(REPS):
     rm(cp_out)
     timed(["cp", one, cp_out], "cp 1g")
     rm(out)
     timed([GPUSORT, "-v", "--keys", "u32", one, out], "gpusort 1g new", f"1g_new_{i}.txt")
-for i in range(5):  # out exists: replaced atomically
+for i in range(REPS):  # out exists: replaced atomically
     timed([GPUSORT, "-v", "-f", "--keys", "u32", one, out], "gpusort 1g replace", f"1g_replace_{i}.txt")
 results["check 1g"] = sh(GPUSORT, "check", "--keys", "u32", out).returncode
 rm(out, cp_out)
@@ -147,11 +148,11 @@ row("setup of a second run (device, pipelines, buffers)", f"{setup * 1e3:.0f} ms
 # ---- 4x the memory limit: out of core against in core ----
 ooc_in = gen("in_ooc.bin", SIZES["ooc"] // 4)
 ooc_out = os.path.join(WORK, "out_ooc.bin")
-for i in range(3):
+for i in range(max(2, REPS - 1)):
     rm(ooc_out)
     timed([GPUSORT, "-v", "--keys", "u32", ooc_in, ooc_out], "gpusort ooc in core", f"ooc_incore_{i}.txt")
 xxh_in_core = [l for l in open(os.path.join(RESULTS, "ooc_incore_0.txt")) if l.startswith("XXH3")]
-for i in range(3):
+for i in range(max(2, REPS - 1)):
     rm(ooc_out)
     timed([GPUSORT, "-v", "--mem-limit", OOC_LIMIT, "--keys", "u32", ooc_in, ooc_out], "gpusort ooc",
           f"ooc_{i}.txt")
