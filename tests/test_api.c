@@ -489,6 +489,114 @@ static void error_paths(gpusort_context *ctx) {
   free(many);
 }
 
+/* ---- Files beyond the memory budget ---- */
+
+typedef struct {
+  uint64_t calls, last_done, last_total;
+  bool monotonic, finished;
+} progress_log;
+
+static void on_progress(void *user, uint64_t done, uint64_t total) {
+  progress_log *p = user;
+  if (p->calls && done < p->last_done) p->monotonic = false;
+  if (done > total) p->monotonic = false;
+  p->calls++;
+  p->last_done = done, p->last_total = total;
+  p->finished = done == total;
+}
+
+/* A context with a small budget sorts a file out of core (scratch files in temp_dir), in the
+ * same bytes as the default context; scans go in chunks; progress is reported. */
+static void files_beyond_the_budget(gpusort_context *ctx) {
+  const uint64_t n = 600000;
+  const gpusort_layout pairs = GPUSORT_LAYOUT_PAIRS(GPUSORT_F32, GPUSORT_U32);
+  unsigned char *data = malloc(n * 8);
+  ref_fill_keys(GPUSORT_F32, data, 8, n, 21);
+  for (uint64_t i = 0; i < n; i++) memcpy(data + i * 8 + 4, &(uint32_t){(uint32_t)i}, 4);
+  FILE *f = fopen(path("big.bin"), "wb");
+  fwrite(data, 8, n, f);
+  fclose(f);
+  char scratch[4096];
+  snprintf(scratch, sizeof scratch, "%s", path("scratch"));
+  mkdir(scratch, 0755);
+  progress_log log = {.monotonic = true};
+  gpusort_context_params p = GPUSORT_CONTEXT_PARAMS_INIT;
+  p.memory_budget = 3u << 20;
+  p.temp_dir = scratch;
+  p.flags = GPUSORT_OPEN_DEFERRED;
+  p.progress = on_progress;
+  p.progress_user = &log;
+  gpusort_context *small = NULL;
+  expect_status(gpusort_open(&small, &p), GPUSORT_OK, "a context with a 3 MiB budget");
+  if (!small) return;
+  gpusort_sort_options o = GPUSORT_SORT_OPTIONS_INIT;
+  o.flags = GPUSORT_OVERWRITE | GPUSORT_DESCENDING | GPUSORT_VERIFY;
+  gpusort_report r = GPUSORT_REPORT_INIT, in_core = GPUSORT_REPORT_INIT;
+  expect_status(gpusort_sort_file(small, path("big.bin"), path("big-ooc.bin"), &pairs, &o, &r), GPUSORT_OK,
+                "a file sort beyond the budget");
+  expect(r.batches > 1 && r.stage_seconds[GPUSORT_STAGE_BUCKETS] > 0 && r.stage_seconds[GPUSORT_STAGE_PARTITION] > 0,
+         "an out-of-core sort reports its bins and passes");
+  expect(r.verified, "the out-of-core sort verified");
+  expect(report_matches_file(&r, path("big-ooc.bin"), n), "the out-of-core report matches its file");
+  expect_status(gpusort_sort_file(ctx, path("big.bin"), path("big-in.bin"), &pairs, &o, &in_core), GPUSORT_OK,
+                "the same file in core");
+  expect(in_core.batches == 1 && in_core.stage_seconds[GPUSORT_STAGE_PARTITION] == 0, "in core: one batch");
+  expect(in_core.xxh3 == r.xxh3, "out of core and in core give the same bytes");
+  size_t size;
+  unsigned char *out = read_all(path("big-ooc.bin"), &size);
+  uint64_t *order = ref_sort_order(GPUSORT_F32, data, 8, 0, n, true, 0, 0);
+  bool same = out && size == n * 8;
+  for (uint64_t i = 0; i < n && same; i++) same = memcmp(out + i * 8, data + order[i] * 8, 8) == 0;
+  expect(same, "the out-of-core sort against the reference");
+  expect(log.calls > 0 && log.monotonic && log.finished, "progress rose to its total");
+  DIR *d = opendir(scratch);
+  int entries = 0;
+  for (struct dirent *e; d && (e = readdir(d));) entries += e->d_name[0] != '.';
+  if (d) closedir(d);
+  expect(entries == 0 && no_temporary_files(), "no scratch or temporary file is left");
+  /* argsort out of core */
+  gpusort_report ar = GPUSORT_REPORT_INIT;
+  o.flags = GPUSORT_OVERWRITE | GPUSORT_DESCENDING;
+  expect_status(gpusort_argsort_file(small, path("big.bin"), path("big-idx.bin"), &pairs, GPUSORT_U64, &o, &ar),
+                GPUSORT_OK, "an argsort beyond the budget");
+  free(out);
+  out = read_all(path("big-idx.bin"), &size);
+  same = out && size == n * 8 && ar.batches > 1;
+  for (uint64_t i = 0; i < n && same; i++) {
+    uint64_t idx;
+    memcpy(&idx, out + i * 8, 8);
+    same = idx == order[i];
+  }
+  expect(same, "the out-of-core argsort against the reference");
+  /* a scan in chunks */
+  gpusort_scan_options so = GPUSORT_SCAN_OPTIONS_INIT(GPUSORT_U32);
+  so.acc = GPUSORT_U64;
+  so.flags = GPUSORT_OVERWRITE;
+  gpusort_report sr = GPUSORT_REPORT_INIT;
+  expect_status(gpusort_scan_file(small, path("big.bin"), path("big-scan.bin"), &so, &sr), GPUSORT_OK,
+                "a scan beyond the budget");
+  free(out);
+  out = read_all(path("big-scan.bin"), &size);
+  uint64_t sum = 0;
+  same = out && size == 2 * n * 8 && sr.batches > 1;
+  for (uint64_t i = 0; i < 2 * n && same; i++) {
+    uint32_t x;
+    uint64_t got;
+    memcpy(&x, data + i * 4, 4);
+    sum += x;
+    memcpy(&got, out + i * 8, 8);
+    same = got == sum;
+  }
+  expect(same, "a scan in chunks against the reference");
+  expect(strcmp(gpusort_stage_name(GPUSORT_STAGE_PARTITION), "partition") == 0 &&
+             strcmp(gpusort_stage_name(GPUSORT_STAGE_SPILL), "spill") == 0,
+         "the new stages' names");
+  gpusort_close(small);
+  free(out);
+  free(order);
+  free(data);
+}
+
 /* With GPUSORT_TEST_CORRUPT=1 every sort's output is damaged: GPUSORT_VERIFY must say so. */
 static void corrupt(gpusort_context *ctx) {
   const gpusort_layout L = GPUSORT_LAYOUT_KEYS(GPUSORT_U32);
@@ -529,6 +637,7 @@ int main(int argc, char **argv) {
     array_sorts(ctx);
     array_scans(ctx);
     file_jobs(ctx);
+    files_beyond_the_budget(ctx);
     error_paths(ctx);
   }
   gpusort_close(ctx);

@@ -36,6 +36,13 @@ void gs_progress_end(gs_context *c) {
   c->progress_last = 0;
 }
 
+void gs_progress_count(void *ctx, uint64_t bytes) { gs_progress_add(ctx, bytes); }
+
+size_t gs_context_staging_slot(const gs_context *c) {
+  const uint64_t most = 32 << 20, share = c->budget / 16;
+  return (size_t)(share < most ? (share > 4096 ? share : 4096) : most);
+}
+
 int gs_context_set_temp_dir(gs_context *c, const char *dir) {
   free(c->temp_dir);
   c->temp_dir = strdup(dir);

@@ -50,6 +50,14 @@ void gs_progress_begin(gs_context *c, uint64_t total);
 void gs_progress_add(gs_context *c, uint64_t units);
 void gs_progress_end(gs_context *c);
 
+/* For a gs_stager's progress hook: adds bytes to the context's progress (ctx: the context). */
+void gs_progress_count(void *ctx, uint64_t bytes);
+
+/* The size of each staging slot the engines use: 32 MiB, at most a sixteenth of the budget.
+ * Allocating pinned memory is slow (about 20 ms per 64 MiB on an H100's host), and a pair of
+ * 32 MiB slots keeps the bus busy. */
+size_t gs_context_staging_slot(const gs_context *c);
+
 /* Keeps a copy of the directory for scratch files; -1 when out of memory. */
 int gs_context_set_temp_dir(gs_context *c, const char *dir);
 

@@ -5,15 +5,8 @@
 #include "util/clock.h"
 #include "util/error.h"
 
-enum { STAGING_SLOT_MAX = 64 << 20 };
-
 uint64_t gs_scan_engine_max_elements(gs_context *ctx, const gs_scan_config *config) {
   return gs_scan_max_elements(&ctx->dev, config);
-}
-
-static size_t slot_limit(const gs_context *ctx) {
-  const uint64_t share = ctx->budget / 16;
-  return share < STAGING_SLOT_MAX ? (size_t)(share > 4096 ? share : 4096) : STAGING_SLOT_MAX;
 }
 
 /* Device and staging memory for chunks of n: input, output, tile values (estimated from
@@ -22,8 +15,9 @@ static uint64_t engine_bytes(const gs_context *ctx, const gs_scan_config *c, uin
   const unsigned in = gs_key_info_of(c->input)->bytes, acc = gs_key_info_of(c->acc)->bytes;
   const uint64_t out_count = c->reduce_only ? 1 : n;
   const uint64_t state = (scan ? gs_scan_state_bytes(scan, n) : 256 + (n / 256 + 2) * 24) + 32 /* carry */;
-  const size_t slot = slot_limit(ctx);
-  return n * in + out_count * acc + state + gs_stager_bytes(n * in, slot) + gs_stager_bytes(out_count * acc, slot);
+  const size_t slot = gs_context_staging_slot(ctx);
+  const uint64_t up = n * in, down = out_count * acc;
+  return up + down + state + gs_stager_bytes(up > down ? up : down, slot);
 }
 
 uint64_t gs_scan_engine_capacity(gs_context *ctx, const gs_scan_config *c, uint64_t budget) {
@@ -41,8 +35,6 @@ uint64_t gs_scan_engine_capacity(gs_context *ctx, const gs_scan_config *c, uint6
   return lo;
 }
 
-static void count_progress(void *ctx, uint64_t bytes) { gs_progress_add(ctx, bytes); }
-
 int gs_scan_engine_init(gs_scan_engine *e, gs_context *ctx, const gs_scan_config *config, uint64_t capacity) {
   memset(e, 0, sizeof *e);
   e->ctx = ctx;
@@ -52,7 +44,7 @@ int gs_scan_engine_init(gs_scan_engine *e, gs_context *ctx, const gs_scan_config
   const unsigned in = gs_key_info_of(config->input)->bytes, acc = gs_key_info_of(config->acc)->bytes;
   const uint64_t n = e->capacity, out_count = config->reduce_only ? 1 : n;
   const double start = gs_now();
-  const size_t slot = slot_limit(ctx);
+  const size_t slot = gs_context_staging_slot(ctx);
   int rc;
   if ((rc = gs_context_scan(ctx, config, &e->scan))) return rc;
   const VkDeviceSize state_bytes = gs_scan_state_bytes(e->scan, n);
@@ -61,11 +53,11 @@ int gs_scan_engine_init(gs_scan_engine *e, gs_context *ctx, const gs_scan_config
       (rc = gs_buffer_create(dev, &e->output, out_count * acc, GS_MEM_DEVICE, "the scan output")) ||
       (rc = gs_buffer_create(dev, &e->state, state_bytes, GS_MEM_DEVICE, "the scan's tile values")) ||
       (rc = gs_buffer_create(dev, &e->carry, 32, GS_MEM_DEVICE, "the scan's carry between chunks")) ||
-      (rc = gs_stager_create_sized(dev, &e->up, GS_MEM_UPLOAD, n * in, slot)) ||
-      (rc = gs_stager_create_sized(dev, &e->down, GS_MEM_READBACK, out_count * acc, slot)))
+      (rc = gs_stager_create_sized(dev, &e->staging, GS_MEM_READBACK,
+                                   n * in > out_count * acc ? n * in : out_count * acc, slot)))
     return rc;
-  e->up.progress = e->down.progress = count_progress;
-  e->up.progress_ctx = e->down.progress_ctx = ctx;
+  e->staging.progress = gs_progress_count;
+  e->staging.progress_ctx = ctx;
   e->setup += gs_now() - start;
   return GPUSORT_OK;
 }
@@ -118,9 +110,9 @@ int gs_scan_engine_chunk(gs_scan_engine *e, const gs_record_source *source, uint
   gs_transfer_stats up = {0};
   int rc;
   if (source->fd >= 0)
-    rc = gs_upload_file(&e->up, gs_buffer_range(&e->input), source->fd, source->offset, n * in, source->name, &up);
+    rc = gs_upload_file(&e->staging, gs_buffer_range(&e->input), source->fd, source->offset, n * in, source->name, &up);
   else
-    rc = gs_upload(&e->up, gs_buffer_range(&e->input), source->data, n * in, &up);
+    rc = gs_upload(&e->staging, gs_buffer_range(&e->input), source->data, n * in, &up);
   e->read += up.host_seconds;
   e->upload += up.gpu_seconds;
   if (rc) return rc;
@@ -146,13 +138,13 @@ int gs_scan_engine_chunk(gs_scan_engine *e, const gs_record_source *source, uint
   if (e->config.reduce_only) {
     unsigned char chunk_value[8] = {0};
     value_sink v = {e, chunk_value};
-    rc = gs_download(&e->down, gs_buffer_range(&e->output), acc < 4 ? 4 : acc, take_value, &v, &down);
+    rc = gs_download(&e->staging, gs_buffer_range(&e->output), acc < 4 ? 4 : acc, take_value, &v, &down);
     if (!rc && e->chunks)
       combine_on_host(&e->config, e->value, chunk_value);
     else if (!rc)
       memcpy(e->value, chunk_value, acc);
   } else {
-    rc = gs_download(&e->down, gs_buffer_range(&e->output), n * acc, sink, sink_ctx, &down);
+    rc = gs_download(&e->staging, gs_buffer_range(&e->output), n * acc, sink, sink_ctx, &down);
   }
   e->download += down.gpu_seconds;
   e->write += down.host_seconds;
@@ -185,8 +177,7 @@ int gs_scan_engine_all(gs_scan_engine *e, gs_context *ctx, const gs_scan_config 
 void gs_scan_engine_free(gs_scan_engine *e) {
   if (!e->ctx) return;
   gs_device *dev = &e->ctx->dev;
-  gs_stager_destroy(&e->up);
-  gs_stager_destroy(&e->down);
+  gs_stager_destroy(&e->staging);
   gs_buffer_destroy(dev, &e->input);
   gs_buffer_destroy(dev, &e->output);
   gs_buffer_destroy(dev, &e->state);

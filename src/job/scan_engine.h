@@ -19,7 +19,7 @@ typedef struct {
   uint64_t capacity;  /* elements per chunk */
   uint64_t chunks;    /* scanned so far */
   gs_buffer input, output, state, carry; /* carry: two accumulator slots, used in turn */
-  gs_stager up, down;
+  gs_stager staging; /* both ways */
   unsigned char value[8]; /* a reduction's value so far (chunks > 0) */
   double setup, read, upload, gpu, download, write;
 } gs_scan_engine;

@@ -8,11 +8,7 @@
 #include "util/knobs.h"
 #include "util/parallel.h"
 
-/* Staging: one pair of slots of host-visible, host-cached memory, filled on the way up and
- * drained on the way down. Allocating pinned memory is slow (about 20 ms per 64 MiB on an
- * H100's host): 32 MiB slots keep the bus busy at a third of the cost of the earlier four of
- * 64 MiB. */
-enum { SCRATCH_BYTES = 32 << 20, STAGING_SLOT_MAX = 32 << 20 };
+enum { SCRATCH_BYTES = 32 << 20 };
 
 static gs_output_kind output_kind(const gs_sort_request *r) {
   if (r->argsort) return GS_OUT_INDICES;
@@ -47,11 +43,6 @@ uint64_t gs_sort_engine_max_records(gs_context *ctx, const gs_sort_request *r) {
 }
 
 /* Staging slots: at most 64 MiB, and a sixteenth of the budget (four slots in all). */
-static size_t slot_limit(const gs_context *ctx) {
-  const uint64_t share = ctx->budget / 16;
-  return share < STAGING_SLOT_MAX ? (size_t)(share > 4096 ? share : 4096) : STAGING_SLOT_MAX;
-}
-
 /* Device memory of the sort itself: keys and values twice, and the state block. The state
  * block's look-back rows are estimated from a tile of 256 keys at the least (the largest
  * count of rows any preset's tile gives). */
@@ -76,7 +67,7 @@ static uint64_t transfer_down_bytes(const gs_sort_request *r, uint64_t n, bool g
 
 static uint64_t engine_bytes(const gs_context *ctx, const gs_sort_request *r, uint64_t n, bool gpu_gather,
                              const gs_radix_sort *sorter) {
-  const size_t slot = slot_limit(ctx);
+  const size_t slot = gs_context_staging_slot(ctx);
   const uint64_t up = transfer_up_bytes(r, n, gpu_gather), down = transfer_down_bytes(r, n, gpu_gather);
   uint64_t bytes = sort_bytes(r, n, sorter) + gs_stager_bytes(up > down ? up : down, slot);
   if (gpu_gather) bytes += 2 * n * r->layout.record_bytes;
@@ -123,14 +114,12 @@ uint64_t gs_sort_engine_capacity(gs_context *ctx, const gs_sort_request *r, uint
   return lo;
 }
 
-static void count_progress(void *ctx, uint64_t bytes) { gs_progress_add(ctx, bytes); }
-
 static int create_buffers(gs_sort_engine *e) {
   gs_device *dev = &e->ctx->dev;
   const unsigned kb = e->key_bytes, vb = e->gpu_value_bytes;
   const unsigned R = e->request->layout.record_bytes;
   const uint64_t n = e->capacity ? e->capacity : 1;
-  const size_t slot = slot_limit(e->ctx);
+  const size_t slot = gs_context_staging_slot(e->ctx);
   int rc;
   if ((rc = gs_buffer_create(dev, &e->keys, n * kb, GS_MEM_DEVICE, "the sort keys")) ||
       (rc = gs_buffer_create(dev, &e->alt, n * kb, GS_MEM_DEVICE, "the sort's second key buffer")) ||
@@ -145,7 +134,7 @@ static int create_buffers(gs_sort_engine *e) {
     return rc;
   const uint64_t up = transfer_up_bytes(e->request, n, e->gpu_gather), down = transfer_down_bytes(e->request, n, e->gpu_gather);
   if ((rc = gs_stager_create_sized(dev, &e->staging, GS_MEM_READBACK, up > down ? up : down, slot))) return rc;
-  e->staging.progress = count_progress;
+  e->staging.progress = gs_progress_count;
   e->staging.progress_ctx = e->ctx;
   return GPUSORT_OK;
 }
