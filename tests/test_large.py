@@ -7,6 +7,7 @@ references.
 usage: test_large.py GPUSORT [unittest options]
 """
 import os
+import re
 import resource
 import shutil
 import signal
@@ -183,6 +184,24 @@ class Streams(LargeTest):
         self.assertEqual(p.returncode, 0, p.stderr.decode())
         self.assertTrue(np.array_equal(np.frombuffer(p.stdout, dtype=np.uint32), reference_order(data, "i64", 8, 0)))
         self.assert_nothing_left()
+
+    def test_progress(self):
+        """--progress shows the progress of a job that runs over a second (a line per update when
+        stderr is not a terminal), --no-progress and the default (stderr not a terminal) none."""
+        self.gen("in.bin", "--keys", "u32", "-n", "3000000")
+        runs = {}
+        for flag in ["--progress", "--no-progress", None]:
+            p = run(["-f", "--mem-limit", LIMIT, "--temp-dir", self.scratch, "--keys", "u32"] + ([flag] if flag else [])
+                    + [self.path("in.bin"), self.path("o")])
+            self.assertEqual(p.returncode, 0, p.stderr.decode())
+            runs[flag] = [l for l in p.stderr.decode().split("\n") if re.match(r"gpusort: +\d+%, ", l)]
+        self.assertGreater(len(runs["--progress"]), 0)
+        percents = [int(re.match(r"gpusort: +(\d+)%", l).group(1)) for l in runs["--progress"]]
+        self.assertEqual(percents, sorted(percents))
+        self.assertIn("moved", runs["--progress"][0])
+        self.assertIn("s left", runs["--progress"][-1])
+        self.assertEqual(runs["--no-progress"], [])
+        self.assertEqual(runs[None], [])
 
     def test_spill_goes_to_the_output_directory_by_default(self):
         data = self.gen("in.bin", "--keys", "u32", "-n", "2000000")
