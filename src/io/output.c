@@ -211,7 +211,6 @@ int gs_output_reserve(gs_output *out, unsigned long long bytes) {
   return GPUSORT_OK;
 }
 
-unsigned char *gs_output_map(gs_output *out) { return out->map; }
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
@@ -223,8 +222,8 @@ static void populate_range(void *arg, size_t begin, size_t end, unsigned worker)
   const size_t page = (size_t)sysconf(_SC_PAGESIZE);
   begin &= ~(page - 1); /* the mapping starts on a page */
   if (madvise(map + begin, end - begin, MADV_POPULATE_WRITE) == 0) return;
-  /* an older kernel: write each page (the reserved file reads as zeros: nothing changes) */
-  for (size_t at = begin; at < end; at += page) ((volatile unsigned char *)map)[at] = 0;
+  /* an older kernel: a write fault on each page that changes nothing (an atomic add of 0) */
+  for (size_t at = begin; at < end; at += page) __atomic_fetch_add(map + at, 0, __ATOMIC_RELAXED);
 }
 
 static void *populate_all(void *arg) {
@@ -243,6 +242,11 @@ static void wait_populate(gs_output *out) {
   if (!out->populate_started) return;
   pthread_join(out->populating, NULL);
   out->populate_started = false;
+}
+
+unsigned char *gs_output_map(gs_output *out) {
+  wait_populate(out);
+  return out->map;
 }
 
 static void unmap(gs_output *out) {

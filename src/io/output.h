@@ -42,7 +42,8 @@ int gs_output_open(gs_output *out, const char *path);
  * Where the file system cannot allocate ahead, writes go through pwrite() instead. */
 int gs_output_reserve(gs_output *out, unsigned long long bytes);
 
-/* The reserved output's bytes, for writing records anywhere in it (NULL if not mapped). */
+/* The reserved output's bytes, for writing records anywhere in it (NULL if not mapped), once
+ * gs_output_populate is done with them. */
 unsigned char *gs_output_map(gs_output *out);
 
 /* Starts faulting in the reserved mapping's pages on other threads, while the caller does

@@ -1,7 +1,9 @@
 #include "job/out_of_core.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "io/scratch.h"
 #include "util/clock.h"
@@ -191,21 +193,54 @@ static int emit_unchanged(ooc *o, region src, bool from_input) {
 /* ---- Histogram ---- */
 
 typedef struct {
-  const unsigned char *data;
+  region src;
   unsigned stride;
   gs_order_check window; /* the bucket bits as a sort key */
   uint64_t *counts;      /* per worker, `buckets` each */
   unsigned buckets;
   bool hash;
   gs_multiset_hash hashes[MAX_WORKERS];
+  int error[MAX_WORKERS]; /* errno of a failed read */
 } histogram_job;
 
+static void count_records(histogram_job *j, const unsigned char *records, size_t count, unsigned worker) {
+  uint64_t *counts = j->counts + (size_t)worker * j->buckets;
+  const unsigned char *key = records + j->window.key_offset;
+  for (size_t i = 0; i < count; i++) counts[gs_order_check_sort_key(&j->window, key + i * j->stride)]++;
+  if (j->hash) gs_multiset_hash_add(&j->hashes[worker], records, count * j->stride, j->stride);
+}
+
+/* Records [begin, end): read from the file in blocks where there is one (no page faults on a
+ * mapping nothing else touched: about twice as fast), else from memory. */
 static void histogram_range(void *arg, size_t begin, size_t end, unsigned worker) {
   histogram_job *j = arg;
-  uint64_t *counts = j->counts + (size_t)worker * j->buckets;
-  const unsigned char *key = j->data + j->window.key_offset;
-  for (size_t i = begin; i < end; i++) counts[gs_order_check_sort_key(&j->window, key + i * j->stride)]++;
-  if (j->hash) gs_multiset_hash_add(&j->hashes[worker], j->data + begin * j->stride, (end - begin) * j->stride, j->stride);
+  if (j->src.fd < 0) {
+    count_records(j, j->src.data + begin * j->stride, end - begin, worker);
+    return;
+  }
+  const size_t per_block = ((size_t)1 << 20) / j->stride + 1;
+  unsigned char *block = malloc(per_block * j->stride);
+  if (!block) {
+    count_records(j, j->src.data + begin * j->stride, end - begin, worker);
+    return;
+  }
+  for (size_t at = begin; at < end;) {
+    const size_t count = end - at < per_block ? end - at : per_block, bytes = count * j->stride;
+    size_t got = 0;
+    while (got < bytes) {
+      const ssize_t r = pread(j->src.fd, block + got, bytes - got, (off_t)(j->src.offset + at * j->stride + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        j->error[worker] = r < 0 ? errno : EIO;
+        free(block);
+        return;
+      }
+      got += (size_t)r;
+    }
+    count_records(j, block, count, worker);
+    at += count;
+  }
+  free(block);
 }
 
 /* Bucket counts of a region on window bits [end - bits, end). At the top, with verification,
@@ -221,13 +256,16 @@ static int histogram(ooc *o, region src, const format *f, unsigned end, unsigned
     free(per_worker);
     return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
   }
-  j->data = src.data;
+  j->src = src;
   j->stride = f->bytes;
   gs_order_check_init(&j->window, f->layout.key, o->r->descending, f->bytes, f->key_offset, end - bits, end);
   j->counts = per_worker;
   j->buckets = buckets;
   j->hash = hash_input;
   gs_parallel_for(src.count, 1 << 16, histogram_range, j);
+  int rc = GPUSORT_OK;
+  for (unsigned w = 0; w < MAX_WORKERS && !rc; w++)
+    if (j->error[w]) rc = gs_fail(GPUSORT_ERROR_IO, "cannot read %s: %s", o->job->input->name, strerror(j->error[w]));
   memset(counts, 0, buckets * sizeof *counts);
   for (unsigned w = 0; w < workers; w++)
     for (unsigned b = 0; b < buckets; b++) counts[b] += per_worker[(size_t)w * buckets + b];
@@ -240,7 +278,7 @@ static int histogram(ooc *o, region src, const format *f, unsigned end, unsigned
   free(per_worker);
   free(j);
   o->histogram_seconds += gs_now() - start;
-  return GPUSORT_OK;
+  return rc;
 }
 
 /* ---- Partition ---- */
@@ -426,7 +464,7 @@ static int sort_region(ooc *o, region src, bool from_input, unsigned end, bool s
   region target = {0};
   bool target_is_output = false;
   if (!rc && from_input) {
-    target = (region){o->work_map, o->work_fd, 0, src.count};
+    target = (region){o->work_is_output ? gs_output_map(o->job->out) : o->work_map, o->work_fd, 0, src.count};
     target_is_output = o->work_is_output;
   } else if (!rc) {
     char dir[4096];
@@ -542,7 +580,7 @@ int gs_out_of_core_sort(const gs_out_of_core_job *job) {
   if (o->capacity == 0) rc = gs_fail(GPUSORT_ERROR_TOO_LARGE, "the memory budget holds no sort at all");
   /* The work file: the output itself when it is mapped and holds the records as they are. */
   if (!rc && !o->argsort && job->out->map && job->out->map_bytes == job->n * o->work.bytes) {
-    o->work_map = job->out->map;
+    o->work_map = job->out->map; /* written once its pages are faulted in (sort_region) */
     o->work_fd = job->out->fd;
     o->work_is_output = true;
   } else if (!rc && !(rc = gs_scratch_open(&o->work_scratch, dir)) &&
