@@ -23,10 +23,9 @@ static void show(void *user, uint64_t done, uint64_t total) {
   (void)user;
   const double t = now();
   const bool finished = done >= total;
-  if (progress.start == 0) progress.start = t;
   if (finished) { /* the job is over: clear the line it used */
     if (progress.shown && progress.terminal) fputs("\r\033[K", stderr);
-    progress.start = progress.last = 0;
+    progress.start = t; /* a next job counts from here */
     progress.shown = false;
     return;
   }
@@ -47,6 +46,7 @@ static void show(void *user, uint64_t done, uint64_t total) {
 
 void cli_progress_setup(int mode, int verbosity, gpusort_progress_fn *fn, void **user) {
   progress.terminal = isatty(STDERR_FILENO);
+  progress.start = now(); /* the job's second counts from the command's start */
   const bool on = mode == CLI_PROGRESS_ON || (mode == CLI_PROGRESS_AUTO && progress.terminal && verbosity > 0);
   *fn = on ? show : NULL;
   *user = NULL;

@@ -1,5 +1,7 @@
 #include "job/sort_engine.h"
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,28 +116,66 @@ uint64_t gs_sort_engine_capacity(gs_context *ctx, const gs_sort_request *r, uint
   return lo;
 }
 
-static int create_buffers(gs_sort_engine *e) {
+/* What the upload fills: keys (or the records they are extracted from), pair values, and the
+ * staging slots. */
+static int create_upload_buffers(gs_sort_engine *e) {
   gs_device *dev = &e->ctx->dev;
   const unsigned kb = e->key_bytes, vb = e->gpu_value_bytes;
   const unsigned R = e->request->layout.record_bytes;
   const uint64_t n = e->capacity ? e->capacity : 1;
   const size_t slot = gs_context_staging_slot(e->ctx);
+  const bool uploaded_values = e->kind == GS_OUT_PAIRS || e->kind == GS_OUT_VALUES;
   int rc;
   if ((rc = gs_buffer_create(dev, &e->keys, n * kb, GS_MEM_DEVICE, "the sort keys")) ||
-      (rc = gs_buffer_create(dev, &e->alt, n * kb, GS_MEM_DEVICE, "the sort's second key buffer")) ||
-      (rc = gs_buffer_create(dev, &e->state, gs_radix_sort_state_bytes(e->sorter, n), GS_MEM_DEVICE,
-                             "the sort's histograms and look-back descriptors")))
-    return rc;
-  if (vb && ((rc = gs_buffer_create(dev, &e->values, n * vb, GS_MEM_DEVICE, "the sort values")) ||
-             (rc = gs_buffer_create(dev, &e->values_alt, n * vb, GS_MEM_DEVICE, "the sort's second value buffer"))))
-    return rc;
-  if (e->gpu_gather && ((rc = gs_buffer_create(dev, &e->gathered_in, n * R, GS_MEM_DEVICE, "the records")) ||
-                        (rc = gs_buffer_create(dev, &e->gathered_out, n * R, GS_MEM_DEVICE, "the gathered records"))))
+      (uploaded_values && (rc = gs_buffer_create(dev, &e->values, n * vb, GS_MEM_DEVICE, "the sort values"))) ||
+      (e->gpu_gather && (rc = gs_buffer_create(dev, &e->gathered_in, n * R, GS_MEM_DEVICE, "the records"))))
     return rc;
   const uint64_t up = transfer_up_bytes(e->request, n, e->gpu_gather), down = transfer_down_bytes(e->request, n, e->gpu_gather);
   if ((rc = gs_stager_create_sized(dev, &e->staging, GS_MEM_READBACK, up > down ? up : down, slot))) return rc;
   e->staging.progress = gs_progress_count;
   e->staging.progress_ctx = e->ctx;
+  return GPUSORT_OK;
+}
+
+/* What only the sort uses: the second arrays, generated values and the state block. Made on
+ * another thread while the upload runs (device memory takes about 30 ms per GiB to allocate on
+ * an H100: half a second for the second array of 16 GiB of keys). */
+static void *create_work_buffers(void *arg) {
+  gs_sort_engine *e = arg;
+  gs_device *dev = &e->ctx->dev;
+  const unsigned kb = e->key_bytes, vb = e->gpu_value_bytes;
+  const unsigned R = e->request->layout.record_bytes;
+  const uint64_t n = e->capacity ? e->capacity : 1;
+  const bool uploaded_values = e->kind == GS_OUT_PAIRS || e->kind == GS_OUT_VALUES;
+  int rc;
+  if ((rc = gs_buffer_create(dev, &e->alt, n * kb, GS_MEM_DEVICE, "the sort's second key buffer")) ||
+      (rc = gs_buffer_create(dev, &e->state, gs_radix_sort_state_bytes(e->sorter, n), GS_MEM_DEVICE,
+                             "the sort's histograms and look-back descriptors")) ||
+      (vb && !uploaded_values && (rc = gs_buffer_create(dev, &e->values, n * vb, GS_MEM_DEVICE, "the sort values"))) ||
+      (vb && (rc = gs_buffer_create(dev, &e->values_alt, n * vb, GS_MEM_DEVICE, "the sort's second value buffer"))) ||
+      (e->gpu_gather && (rc = gs_buffer_create(dev, &e->gathered_out, n * R, GS_MEM_DEVICE, "the gathered records"))))
+    snprintf(e->allocation_error, sizeof e->allocation_error, "%s", gs_last_error()); /* errors are per thread */
+  e->allocation_status = rc;
+  return NULL;
+}
+
+static void join_allocation(gs_sort_engine *e) {
+  if (!e->allocating) return;
+  pthread_join(e->allocation_thread, NULL);
+  e->allocating = false;
+}
+
+/* Waits for create_work_buffers; its failure becomes this thread's. */
+static int finish_allocation(gs_sort_engine *e) {
+  join_allocation(e);
+  return e->allocation_status ? gs_fail(e->allocation_status, "%s", e->allocation_error) : GPUSORT_OK;
+}
+
+static int create_buffers(gs_sort_engine *e) {
+  int rc = create_upload_buffers(e);
+  if (rc) return rc;
+  e->allocating = pthread_create(&e->allocation_thread, NULL, create_work_buffers, e) == 0;
+  if (!e->allocating) create_work_buffers(e); /* no thread to be had: here, now */
   return GPUSORT_OK;
 }
 
@@ -296,7 +336,10 @@ int gs_sort_engine_sort(gs_sort_engine *e, const gs_record_source *source, uint6
   free(e->records_copy);
   e->records_copy = NULL;
   int rc;
-  if ((rc = upload(e))) return rc;
+  const int uploaded = upload(e);
+  const double upload_end = gs_now();
+  if ((rc = finish_allocation(e)) || (rc = uploaded)) return rc;
+  e->times.setup += gs_now() - upload_end; /* the allocation outlasting the upload */
   if (r->verify && e->kind != GS_OUT_VALUES && (rc = start_verification(e))) return rc;
   if (r->input_may_change && e->kind == GS_OUT_RECORDS && !e->gpu_gather) {
     /* host gathering reads the input by index while the output overwrites it: read a copy */
@@ -451,6 +494,7 @@ int gs_sort_engine_verdict(gs_sort_engine *e) {
 void gs_sort_engine_free(gs_sort_engine *e) {
   if (!e->ctx) return;
   gs_device *dev = &e->ctx->dev;
+  join_allocation(e);
   gs_submitter_destroy(dev, &e->submitter);
   gs_stager_destroy(&e->staging);
   gs_buffer_destroy(dev, &e->keys);

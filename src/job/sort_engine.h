@@ -18,6 +18,8 @@
 #ifndef GS_JOB_SORT_ENGINE_H
 #define GS_JOB_SORT_ENGINE_H
 
+#include <pthread.h>
+
 #include "io/layout.h"
 #include "io/transfer.h"
 #include "io/verify.h"
@@ -67,6 +69,10 @@ typedef struct {
   uint64_t segment_keys;   /* for the sorter's runs; 0: unsegmented */
   gs_buffer keys, alt, values, values_alt, state, gathered_in, gathered_out;
   gs_stager staging; /* both ways: up, then down */
+  pthread_t allocation_thread; /* the buffers only the sort uses, made during the first upload */
+  bool allocating;
+  int allocation_status;
+  char allocation_error[512];
   gs_submitter submitter;
   uint64_t keys_since_flush;
   unsigned char *scratch;

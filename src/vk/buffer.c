@@ -83,7 +83,9 @@ static int create_sparse(gs_device *dev, gs_buffer *buf, VkDeviceSize size, cons
   VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   r = vkCreateFence(dev->device, &fi, NULL, &fence);
   if (r == VK_SUCCESS) {
+    pthread_mutex_lock(&dev->queue_lock);
     r = vkQueueBindSparse(dev->queue, 1, &info, fence);
+    pthread_mutex_unlock(&dev->queue_lock);
     if (r == VK_SUCCESS) r = vkWaitForFences(dev->device, 1, &fence, VK_TRUE, dev->timeout_ns);
     if (r == VK_TIMEOUT) gs_device_mark_wedged(dev);
     if (r != VK_TIMEOUT) vkDestroyFence(dev->device, fence, NULL);

@@ -41,7 +41,9 @@ int gs_submission_submit(gs_device *dev, gs_submission *s, const char *stage) {
   r = vkResetFences(dev->device, 1, &s->fence);
   if (r != VK_SUCCESS) return gs_vk_fail(dev, r, stage);
   VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &s->cb};
+  pthread_mutex_lock(&dev->queue_lock);
   r = vkQueueSubmit(dev->queue, 1, &si, s->fence);
+  pthread_mutex_unlock(&dev->queue_lock);
   if (r != VK_SUCCESS) return gs_vk_fail(dev, r, stage);
   s->pending = true;
   return GPUSORT_OK;

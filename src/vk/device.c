@@ -400,6 +400,7 @@ static void set_common(gs_device *dev, uint32_t subgroup_size) {
 
 int gs_device_select(gs_device *dev, int index) {
   memset(dev, 0, sizeof *dev);
+  pthread_mutex_init(&dev->queue_lock, NULL);
   dev->owned = true;
   int rc = create_instance(dev);
   if (rc) return rc;
@@ -453,6 +454,7 @@ int gs_device_borrow(gs_device *dev, VkPhysicalDevice physical, VkDevice device,
                      const VkPhysicalDeviceVulkan12Features *features12, bool int64, bool float64,
                      VkPipelineCache cache, const VkAllocationCallbacks *allocator, uint32_t subgroup_size) {
   memset(dev, 0, sizeof *dev);
+  pthread_mutex_init(&dev->queue_lock, NULL);
   dev->physical = physical;
   dev->device = device;
   dev->pipeline_cache = cache;
@@ -481,5 +483,6 @@ void gs_device_close(gs_device *dev) {
     }
     vkDestroyInstance(dev->instance, NULL);
   }
+  pthread_mutex_destroy(&dev->queue_lock);
   memset(dev, 0, sizeof *dev);
 }

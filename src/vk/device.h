@@ -12,6 +12,7 @@
 #ifndef GS_VK_DEVICE_H
 #define GS_VK_DEVICE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <vulkan/vulkan.h>
@@ -72,6 +73,8 @@ typedef struct {
   bool validating;     /* the validation layer is on (GPUSORT_VALIDATION) */
   unsigned validation_messages; /* warnings and errors it reported */
   bool pipeline_stats; /* print compiler statistics of each pipeline (GPUSORT_PIPELINE_STATS) */
+  pthread_mutex_t queue_lock; /* the queue is used from more than one thread (a job allocates
+                                 sparse buffers on one while it uploads on another) */
 } gs_device;
 
 /* Lists every physical device the loader reports, usable or not. *infos is malloc'd. */
