@@ -718,6 +718,33 @@ class Limits(CliTest):
                 env={"XDG_CACHE_HOME": self.path("off"), "GPUSORT_PIPELINE_CACHE": "0"})
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.path("off"), "gpusort")))  # (the driver may keep its own)
+    def test_output_is_mapped(self):
+        """A regular output is reserved, mapped and faulted in ahead (the fast path), not written
+        with pwrite(), wherever the file system allocates ahead; GPUSORT_TRACE says which."""
+        vals = random_u32(50000, 9)
+        inp = self.write("in.bin", u32(vals))
+        for args in [["--keys", "u32"], ["scan", "--keys", "u32"]]:
+            p = run(args + ["-f", inp, self.path("o")], env={"GPUSORT_TRACE": "1"})
+            self.assertEqual(p.returncode, 0, p.stderr)
+            trace = p.stderr.decode()
+            if "posix_fallocate:" in trace:
+                self.skipTest("this file system allocates no space ahead")
+            self.assertIn("faulted in", trace)
+            self.assertIn("output unmapped", trace)
+            self.assertNotIn("pwrite()", trace)
+            # each run replaced the previous output: held open through the rename, released later
+            if args[0] == "scan":
+                self.assertIn("replaced file released", trace)
+        self.assertEqual(len(self.read("o")), len(vals) * 4)
+        # the replaced file is released, never changed: another link to it keeps its bytes
+        os.link(self.path("o"), self.path("o-link"))
+        before = self.read("o-link")
+        p = run(["-f", "--keys", "u32", inp, self.path("o")], env={"GPUSORT_TRACE": "1"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.read("o-link"), before)
+        self.assertEqual(u32_list(self.read("o")), sorted(vals))
+        self.assert_no_temp_files()
+
 
     def test_sync(self):
         inp = self.write("in.bin", u32(random_u32(3000, 1)))

@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/clock.h"
+#include "util/trace.h"
 #include "util/error.h"
 #include "util/parallel.h"
 
@@ -59,12 +61,16 @@ typedef struct {
 static void open_device(void *arg) {
   open_task *t = arg;
   gs_context *c = t->c;
+  gs_trace("opening the device");
   t->status = gs_device_select(&c->dev, c->device_index);
+  gs_trace("device selected");
   if (!t->status) {
     gs_device_config_choose(&c->dev.info, &c->config);
     t->status = gs_device_create(&c->dev, c->config.subgroup_size);
+    gs_trace("device created");
   }
   if (!t->status) t->status = gs_memops_create(&c->dev, &c->memops);
+  gs_trace("device opened");
   if (t->status) snprintf(t->error, sizeof t->error, "%s", gs_last_error()); /* errors are per thread */
 }
 
@@ -94,14 +100,34 @@ int gs_context_device(gs_context *c, void (*meanwhile)(void *), void *arg) {
   return GPUSORT_OK;
 }
 
+static void *release_leftovers(void *arg) {
+  gs_output_leftovers_release(arg);
+  return NULL;
+}
+
+static void join_releasing(gs_context *c) {
+  if (c->releasing_started) pthread_join(c->releasing, NULL);
+  c->releasing_started = false;
+}
+
+void gs_context_release_later(gs_context *c, gs_output_leftovers leftovers) {
+  join_releasing(c);
+  c->leftovers = leftovers;
+  c->releasing_started = pthread_create(&c->releasing, NULL, release_leftovers, &c->leftovers) == 0;
+  if (!c->releasing_started) gs_output_leftovers_release(&c->leftovers);
+}
+
 void gs_context_close(gs_context *c) {
   if (c->opened) {
+    gs_trace("closing the device");
     for (unsigned i = 0; i < c->sorter_count; i++) gs_radix_sort_destroy(&c->sorters[i].sorter);
     for (unsigned i = 0; i < c->scan_count; i++) gs_scan_destroy(&c->scans[i].scan);
     if (c->have_gather) gs_gather_destroy(&c->gather);
     gs_memops_destroy(&c->dev, &c->memops);
     gs_device_close(&c->dev);
+    gs_trace("device closed");
   }
+  join_releasing(c);
   free(c->temp_dir);
   memset(c, 0, sizeof *c);
 }

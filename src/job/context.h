@@ -4,7 +4,10 @@
 #ifndef GS_JOB_CONTEXT_H
 #define GS_JOB_CONTEXT_H
 
+#include <pthread.h>
+
 #include "gpusort.h"
+#include "io/output.h"
 #include "prim/device_config.h"
 #include "prim/gather.h"
 #include "prim/memops.h"
@@ -40,6 +43,9 @@ typedef struct gs_context {
     gs_scan scan;
   } scans[GS_CONTEXT_CACHED];
   unsigned scan_count, scan_next;
+  pthread_t releasing;    /* lets go of a finished output's leftovers (gs_context_release_later) */
+  bool releasing_started;
+  gs_output_leftovers leftovers;
 } gs_context;
 
 void gs_context_init(gs_context *c, int device_index, double timeout_seconds, uint64_t budget);
@@ -67,6 +73,11 @@ int gs_context_set_temp_dir(gs_context *c, const char *dir);
 int gs_context_device(gs_context *c, void (*meanwhile)(void *), void *arg);
 
 void gs_context_close(gs_context *c);
+
+/* Releases a finished output's leftovers (its mapping, the file it replaced) on another
+ * thread, joined by the next call or by gs_context_close, so that the caller's remaining work
+ * (freeing GPU memory, closing the device) goes on meanwhile. */
+void gs_context_release_later(gs_context *c, gs_output_leftovers leftovers);
 
 /* Pipelines for a configuration, built once and kept (the oldest of GS_CONTEXT_CACHED goes). */
 int gs_context_sorter(gs_context *c, const gs_radix_sort_config *config, gs_radix_sort **sorter);

@@ -100,11 +100,13 @@ int gs_file_generate(const char *output, const gs_layout *layout, gs_dist dist, 
   }
   if (rc == GPUSORT_OK) rc = gs_output_commit(&out);
   if (rc) {
+    gs_emitter_free(&emitter); /* before the mapping goes */
     gs_output_abort(&out);
   } else {
     report->records = n;
     report->output_bytes = n * R;
     report->xxh3 = gs_emitter_digest(&emitter);
+    gs_output_release(&out);
     report->stage_seconds[GPUSORT_STAGE_GENERATE] = report->total_seconds = gs_now() - start;
   }
   gs_emitter_free(&emitter);

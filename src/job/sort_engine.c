@@ -9,6 +9,7 @@
 #include "util/error.h"
 #include "util/knobs.h"
 #include "util/parallel.h"
+#include "util/trace.h"
 
 enum { SCRATCH_BYTES = 32 << 20 };
 
@@ -203,9 +204,11 @@ int gs_sort_engine_init(gs_sort_engine *e, gs_context *ctx, const gs_sort_reques
   if (capacity > e->segment_keys && capacity > (1ull << 32))
     return gs_fail(GPUSORT_ERROR_TOO_LARGE, "a sort takes at most 2^32 records");
   e->gpu_gather = choose_gather(ctx, r, capacity, sorter);
+  gs_trace("sort engine: pipelines ready");
   if ((rc = gs_context_check_budget(ctx, engine_bytes(ctx, r, capacity, e->gpu_gather, sorter), "the sort")) ||
       (rc = create_buffers(e)) || (rc = gs_submitter_init(&ctx->dev, &e->submitter, "the GPU sort")))
     return rc;
+  gs_trace("sort engine: input and staging buffers ready");
   if (e->kind != GS_OUT_KEYS && !(e->scratch = malloc(SCRATCH_BYTES)))
     return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
   e->times.setup += gs_now() - start;
@@ -336,9 +339,12 @@ int gs_sort_engine_sort(gs_sort_engine *e, const gs_record_source *source, uint6
   free(e->records_copy);
   e->records_copy = NULL;
   int rc;
+  gs_trace("uploading %llu records", (unsigned long long)n);
   const int uploaded = upload(e);
   const double upload_end = gs_now();
+  gs_trace("uploaded");
   if ((rc = finish_allocation(e)) || (rc = uploaded)) return rc;
+  gs_trace("work buffers allocated");
   e->times.setup += gs_now() - upload_end; /* the allocation outlasting the upload */
   if (r->verify && e->kind != GS_OUT_VALUES && (rc = start_verification(e))) return rc;
   if (r->input_may_change && e->kind == GS_OUT_RECORDS && !e->gpu_gather) {
@@ -348,7 +354,9 @@ int gs_sort_engine_sort(gs_sort_engine *e, const gs_record_source *source, uint6
     gs_parallel_memcpy(e->records_copy, e->records, n * r->layout.record_bytes);
     e->records = e->records_copy;
   }
-  return sort_on_gpu(e);
+  rc = sort_on_gpu(e);
+  gs_trace("sorted");
+  return rc;
 }
 
 int gs_sort_engine_run(gs_sort_engine *e, gs_context *ctx, const gs_sort_request *r, const unsigned char *records,
@@ -468,7 +476,9 @@ int gs_sort_engine_emit(gs_sort_engine *e, bool verify, gs_bytes_sink sink, void
   emission m = {e, sink, sink_ctx};
   gs_transfer_stats stats = {0};
   const double verify_before = e->times.verify, assemble_before = e->times.assemble;
+  gs_trace("downloading");
   int rc = gs_download_fields(&e->staging, fields, count, e->n, sink_chunk, &m, &stats);
+  gs_trace("downloaded");
   e->times.download += stats.gpu_seconds;
   /* host time of the download not spent verifying or assembling: writing and hashing */
   e->times.write += stats.host_seconds - (e->times.verify - verify_before) - (e->times.assemble - assemble_before);

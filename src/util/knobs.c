@@ -51,6 +51,7 @@ static void read_knobs(void) {
   knobs.test_corrupt = flag("GPUSORT_TEST_CORRUPT");
   knobs.validation = flag("GPUSORT_VALIDATION");
   knobs.pipeline_stats = flag("GPUSORT_PIPELINE_STATS");
+  knobs.trace = flag("GPUSORT_TRACE");
 }
 
 const gs_knobs *gs_knobs_get(void) {

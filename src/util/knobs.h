@@ -35,6 +35,7 @@ typedef struct {
   bool validation;               /* GPUSORT_VALIDATION: the Khronos validation layer, any message
                                     counted (tests fail on them) */
   bool pipeline_stats;           /* GPUSORT_PIPELINE_STATS: print each pipeline's compiler statistics */
+  bool trace;                    /* GPUSORT_TRACE: print timed events of the host path (util/trace.h) */
 } gs_knobs;
 
 const gs_knobs *gs_knobs_get(void);
