@@ -4,11 +4,13 @@
 usage: test_cli.py GPUSORT SOURCE_ROOT [unittest options]
 """
 import array
+import json
 import os
 import pty
 import re
 import shutil
 import stat
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -110,11 +112,83 @@ class Usage(CliTest):
         self.assert_error(run(["in.bin", "out.bin", "--keys"]), 2, "needs a value")
 
     def test_missing_arguments(self):
-        self.assert_error(run(["--keys", "u32"]), 2, "missing INPUT")
-        self.assert_error(run(["--keys", "u32", "in.bin"]), 2, "missing OUTPUT")
         self.assert_error(run(["in.bin", "out.bin"]), 2, "--keys")
         self.assert_error(run(["--keys", "u32", "a", "b", "c"]), 2, "too many arguments")
         self.assert_error(run(["--keys", "u32", "a", "b", "-o", "c"]), 2, "OUTPUT given twice")
+
+    def test_pipes_by_default(self):
+        """Paths left out are stdin and stdout, for every command that reads or writes data."""
+        vals = random_u32(3000, 4)
+        data = u32(vals)
+        p = run(["--keys", "u32"], data=data)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(u32_list(p.stdout), sorted(vals))
+        p = run(["-q", "--keys", "uint32", "--descending", self.write("in.bin", data)])  # INPUT, then stdout
+        self.assertEqual((p.returncode, u32_list(p.stdout)), (0, sorted(vals, reverse=True)), p.stderr)
+        p = run(["scan", "-q", "--keys", "u32", "--acc", "u64"], data=data)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(array.array("Q", p.stdout)[-1], sum(vals))
+        p = run(["reduce", "--keys", "u32", "--acc", "u64"], data=data)
+        self.assertEqual((p.returncode, p.stdout.decode()), (0, f"{sum(vals)}\n"), p.stderr)
+        self.assertEqual(run(["check", "-q", "--keys", "u32"], data=u32(sorted(vals))).returncode, 0)
+        self.assertEqual(run(["check", "-q", "--keys", "u32"], data=data).returncode, 3)
+        p = run(["gen", "-q", "--keys", "u32", "-n", "10"], data=b"")
+        self.assertEqual((p.returncode, len(p.stdout)), (0, 40), p.stderr)
+
+    def test_help_per_command(self):
+        full = run(["--help"]).stdout.decode()
+        for args in (["help", "scan"], ["scan", "--help"], ["scan", "-h"]):
+            p = run(args)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            text = p.stdout.decode()
+            self.assertTrue(text.startswith("Usage: gpusort scan"), text[:80])
+            self.assertIn("--op", text)
+            self.assertIn("--mem-limit", text)  # the options of every command
+            self.assertNotIn("--dist", text)    # gen's
+            self.assertLess(len(text), len(full))
+        self.assertEqual(run(["help"]).stdout.decode(), full)
+        self.assertIn("--dist", run(["gen", "--help"]).stdout.decode())
+        self.assert_error(run(["help", "sacn"]), 2, "did you mean 'scan'?")
+
+    def test_suggestions(self):
+        self.assert_error(run(["sacn", "--keys", "u32"], data=b""), 2, "unknown command 'sacn' (did you mean 'scan'?)")
+        self.assert_error(run(["--kyes", "u32", "a", "b"]), 2, "unknown option '--kyes' (did you mean '--keys'?)")
+        self.assert_error(run(["scan", "--acc=u64", "--opp", "sum", "a"]), 2, "did you mean '--op'?")
+        self.assert_error(run(["-fZ", "--keys", "u32", "a", "b"]), 2, "unknown option '-Z'")
+        p = run(["-fZ", "--keys", "u32", "a", "b"])
+        self.assertNotIn("-fZ", p.stderr.decode())
+        # an existing file named like a command is the INPUT of a sort
+        self.write("sort.bn", u32([3, 1, 2]))
+        p = subprocess.run([GPUSORT, "-q", "--keys", "u32", "sort.bn", "-"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, cwd=self.dir)
+        self.assertEqual((p.returncode, u32_list(p.stdout)), (0, [1, 2, 3]), p.stderr)
+
+    def test_json_report(self):
+        vals = random_u32(5000, 6)
+        inp = self.write("in.bin", u32(vals))
+        p = run(["--json", "-f", "--keys", "u32", inp, self.path("o")])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, b"")  # no text report beside it
+        r = json.loads(p.stdout)
+        self.assertEqual((r["command"], r["records"], r["bytes"], r["output"]), ("sort", 5000, 20000, self.path("o")))
+        self.assertRegex(r["xxh3"], r"^[0-9a-f]{16}$")
+        tag = subprocess.run(["xxhsum", "-H3", self.path("o")], capture_output=True, timeout=60).stdout.decode()
+        self.assertIn(r["xxh3"], tag)
+        self.assertIn("sort", r["stages"])
+        self.assertTrue(all(isinstance(v, float) for v in r["stages"].values()))
+        self.assertGreater(r["total_seconds"], 0)
+        self.assertIsInstance(r["device"], str)
+        # data on stdout: the object goes to stderr
+        p = run(["--json", "--keys", "u32", inp, "-"])
+        self.assertEqual(u32_list(p.stdout), sorted(vals))
+        self.assertEqual(json.loads(p.stderr)["output"], "-")
+        r = json.loads(run(["reduce", "--json", "--keys", "u32", "--acc", "u64", inp]).stdout)
+        self.assertEqual((r["command"], r["result"]), ("reduce", sum(vals)))
+        r = json.loads(run(["scan", "--json", "-f", "--keys", "u32", inp, self.path("s")]).stdout)
+        self.assertEqual((r["command"], r["records"]), ("scan", 5000))
+        lines = run(["bench", "--json", "--sizes", "1000,2^12", "--reps", "2"]).stdout.decode().splitlines()
+        self.assertEqual([json.loads(l)["records"] for l in lines], [1000, 4096])
+        self.assertTrue(all(json.loads(l)["checked"] for l in lines))
 
     def test_key_types(self):
         self.assert_error(run(["--keys", "u33", "a", "b"]), 2, "--keys: unknown type 'u33'")
@@ -656,7 +730,6 @@ class Scans(CliTest):
             (["scan", "--keys", "u32", "--op", "mean", inp, o], "--op"),
             (["scan", "--keys", "u32", "--algo", "fast", inp, o], "--algo"),
             (["scan", inp, o], "--keys"),
-            (["scan", "--keys", "u32", inp], "missing OUTPUT"),
             (["reduce", "--keys", "u32", inp, o], "too many arguments"),
         ]:
             self.assert_error(run(args), 2, fragment)
@@ -718,6 +791,30 @@ class Limits(CliTest):
                 env={"XDG_CACHE_HOME": self.path("off"), "GPUSORT_PIPELINE_CACHE": "0"})
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.path("off"), "gpusort")))  # (the driver may keep its own)
+    def test_bash_completion(self):
+        """The completion offers commands, each command's own options (exactly those its help
+        lists) and type names."""
+        script = os.path.join(os.path.abspath(ROOT), "data", "completion", "gpusort.bash")
+
+        def complete(*words):
+            line = " ".join(words)
+            code = (f"source {shlex.quote(script)}; COMP_WORDS=({line}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); "
+                    "_gpusort; printf '%s\\n' \"${COMPREPLY[@]}\"")
+            p = subprocess.run(["bash", "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.dir)
+            self.assertEqual((p.returncode, p.stderr), (0, b""))
+            return set(p.stdout.decode().split())
+
+        self.assertEqual(complete("gpusort", "sc"), {"scan"})
+        self.assertEqual(complete("gpusort", "scan", "--keys", "f"), {"f32", "f64", "float32", "float64"})
+        for command in ["sort", "check", "scan", "reduce", "gen", "bench", "devices"]:
+            offered = {o for o in complete("gpusort", command, "-") if o.startswith("--")}
+            p = run(["help", command])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            options_part = p.stdout.decode().split("Exit status:")[0]  # (which names other commands' options)
+            documented = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", options_part))
+            documented.discard("--tag")  # xxhsum's, in the report's description
+            self.assertEqual(offered, documented, command)
+
     def test_output_is_mapped(self):
         """A regular output is reserved, mapped and faulted in ahead (the fast path), not written
         with pwrite(), wherever the file system allocates ahead; GPUSORT_TRACE says which."""

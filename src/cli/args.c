@@ -87,6 +87,7 @@ int cli_common_option(cli_common *c, int opt, const char *arg) {
     if (!*arg) return cli_fail(GPUSORT_ERROR_USAGE, "--temp-dir takes a directory");
     c->temp_dir = arg;
     return 1;
+  case OPT_JSON: c->json = true; return 1;
   case OPT_PROGRESS: c->progress = CLI_PROGRESS_ON; return 1;
   case OPT_NO_PROGRESS: c->progress = CLI_PROGRESS_OFF; return 1;
   default: return 0;
@@ -140,8 +141,13 @@ int cli_parse_count(const char *text, uint64_t *out) {
 }
 
 int cli_parse_type(const char *option, const char *text, gpusort_type *out) {
+  /* NumPy's names of the same types */
+  static const char *const numpy[][2] = {{"uint32", "u32"}, {"int32", "i32"}, {"float32", "f32"},
+                                         {"uint64", "u64"}, {"int64", "i64"}, {"float64", "f64"}};
+  for (size_t i = 0; i < sizeof numpy / sizeof numpy[0]; i++)
+    if (strcmp(text, numpy[i][0]) == 0) text = numpy[i][1];
   if (gpusort_type_from_name(text, out) != GPUSORT_OK)
-    return cli_fail(GPUSORT_ERROR_USAGE, "%s: unknown type '%s' (types: u32, i32, f32, u64, i64, f64)", option, text);
+    return cli_fail(GPUSORT_ERROR_USAGE, "%s: unknown type '%s' (types: u32, i32, f32, u64, i64, f64, or NumPy's uint32, int32, float32, uint64, int64, float64)", option, text);
   return GPUSORT_OK;
 }
 
@@ -204,13 +210,62 @@ int cli_parse_bits(const char *text, unsigned key_bits, unsigned *lo, unsigned *
   return GPUSORT_OK;
 }
 
-int cli_other_option(int opt, char **argv, bool *done) {
-  switch (opt) {
-  case 'h': cli_print_help(); *done = true; return GPUSORT_OK;
-  case 'V': cli_print_version(); *done = true; return GPUSORT_OK;
-  case ':': return cli_fail(GPUSORT_ERROR_USAGE, "option '%s' needs a value (see 'gpusort --help')", argv[optind - 1]);
-  default: return cli_fail(GPUSORT_ERROR_USAGE, "unknown option '%s' (see 'gpusort --help')", argv[optind - 1]);
+/* Edit distance (insertions, deletions, substitutions, adjacent swaps), capped at 9. */
+static unsigned distance(const char *a, const char *b) {
+  const size_t n = strlen(a), m = strlen(b);
+  if (n > 40 || m > 40) return 9;
+  unsigned d[42][42];
+  for (size_t i = 0; i <= n; i++) d[i][0] = (unsigned)i;
+  for (size_t j = 0; j <= m; j++) d[0][j] = (unsigned)j;
+  for (size_t i = 1; i <= n; i++)
+    for (size_t j = 1; j <= m; j++) {
+      unsigned best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  return d[n][m] < 9 ? d[n][m] : 9;
+}
+
+const char *cli_nearest(const char *typed, const char *const *names) {
+  const char *best = NULL;
+  unsigned best_d = strlen(typed) <= 4 ? 1 : 2; /* farther than this is no suggestion */
+  for (; *names; names++) {
+    const unsigned d = distance(typed, *names);
+    if (d <= best_d && (!best || d < best_d)) best = *names, best_d = d;
   }
+  return best;
+}
+
+int cli_other_option(int opt, char **argv, const struct option *longopts, bool *done) {
+  /* argv[0] is the command's name, or the program's when none was given: then the whole help */
+  static const char *const commands[] = {"sort", "check", "scan", "reduce", "gen", "bench", "devices", NULL};
+  const char *named = NULL, *command = "sort";
+  for (const char *const *c = commands; *c; c++)
+    if (strcmp(argv[0], *c) == 0) named = command = *c;
+  switch (opt) {
+  case 'h': cli_print_help(named); *done = true; return GPUSORT_OK;
+  case 'V': cli_print_version(); *done = true; return GPUSORT_OK;
+  case ':': return cli_fail(GPUSORT_ERROR_USAGE, "option '%s' needs a value (see 'gpusort %s --help')", argv[optind - 1], command);
+  default: break;
+  }
+  if (optopt) /* a short option, perhaps inside a bundle such as -fZ: named alone */
+    return cli_fail(GPUSORT_ERROR_USAGE, "unknown option '-%c' (see 'gpusort %s --help')", optopt, command);
+  char typed[64];
+  const char *arg = argv[optind - 1];
+  snprintf(typed, sizeof typed, "%.*s", (int)strcspn(arg + (arg[0] == '-' && arg[1] == '-' ? 2 : 0), "="),
+           arg + (arg[0] == '-' && arg[1] == '-' ? 2 : 0));
+  const char *names[128];
+  size_t count = 0;
+  for (const struct option *o = longopts; o && o->name && count + 1 < sizeof names / sizeof names[0]; o++)
+    names[count++] = o->name;
+  names[count] = NULL;
+  const char *near = cli_nearest(typed, names);
+  if (near)
+    return cli_fail(GPUSORT_ERROR_USAGE, "unknown option '--%s' (did you mean '--%s'?)", typed, near);
+  return cli_fail(GPUSORT_ERROR_USAGE, "unknown option '%s' (see 'gpusort %s --help')", arg, command);
 }
 
 int cli_open(const cli_common *c, gpusort_context **ctx) {

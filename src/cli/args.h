@@ -3,6 +3,7 @@
 #ifndef GS_CLI_ARGS_H
 #define GS_CLI_ARGS_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -18,6 +19,7 @@ typedef struct {
   uint64_t mem_limit; /* --mem-limit: GPU and staging memory in bytes; 0: the default */
   const char *temp_dir;
   cli_progress_mode progress;
+  bool json;        /* --json: the report as one JSON object */
 } cli_common;
 
 /* The layout options as given, before they are checked against each other. */
@@ -33,7 +35,7 @@ enum {
   OPT_DEVICE = 1000, OPT_TIMEOUT, OPT_KEYS, OPT_VERIFY, OPT_DIST, OPT_SEED, OPT_SIZES, OPT_REPS,
   OPT_VALUES, OPT_RECORD_SIZE, OPT_KEY_OFFSET, OPT_DESCENDING, OPT_BITS, OPT_ARGSORT, OPT_INDEX_TYPE,
   OPT_SCAN_ALGOS, OPT_SYNC, OPT_OP, OPT_INCLUSIVE, OPT_EXCLUSIVE, OPT_ACC, OPT_ALGO, OPT_DETERMINISTIC,
-  OPT_MEM_LIMIT, OPT_TEMP_DIR, OPT_PROGRESS, OPT_NO_PROGRESS
+  OPT_MEM_LIMIT, OPT_TEMP_DIR, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_JSON
 };
 
 /* getopt_long entries of the layout options (--keys, --values, --record-size, --key-offset). */
@@ -47,7 +49,8 @@ enum {
   {"device", required_argument, NULL, OPT_DEVICE}, {"timeout", required_argument, NULL, OPT_TIMEOUT}, \
       {"mem-limit", required_argument, NULL, OPT_MEM_LIMIT},                                          \
       {"temp-dir", required_argument, NULL, OPT_TEMP_DIR}, {"progress", no_argument, NULL, OPT_PROGRESS}, \
-      {"no-progress", no_argument, NULL, OPT_NO_PROGRESS}, {"quiet", no_argument, NULL, 'q'},         \
+      {"no-progress", no_argument, NULL, OPT_NO_PROGRESS}, {"json", no_argument, NULL, OPT_JSON},     \
+      {"quiet", no_argument, NULL, 'q'},                                                              \
       {"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'},                          \
       {"version", no_argument, NULL, 'V'}
 
@@ -61,9 +64,15 @@ int cli_common_option(cli_common *c, int opt, const char *arg);
 /* Handles a layout option. Returns 1 if handled, 0 if not a layout option, or a status. */
 int cli_layout_option(cli_layout *l, int opt, const char *arg);
 
-/* The rest of a getopt_long loop: -h/--help and -V/--version print and set *done;
- * anything else is the usage error for an unknown option or a missing value. */
-int cli_other_option(int opt, char **argv, bool *done);
+/* The rest of a getopt_long loop: -h/--help (the help of the command argv[0] names) and
+ * -V/--version print and set *done; anything else is the usage error for an unknown option
+ * (named alone, also inside a bundle such as -fZ, with the nearest of `longopts` suggested)
+ * or a missing value. */
+int cli_other_option(int opt, char **argv, const struct option *longopts, bool *done);
+
+/* The name among `names` (NULL-terminated) nearest to `typed` within a small edit distance,
+ * or NULL. */
+const char *cli_nearest(const char *typed, const char *const *names);
 
 /* The layout the options describe, with the checks only the command line can make. */
 int cli_layout_resolve(const cli_layout *l, gpusort_layout *layout);

@@ -19,6 +19,7 @@ typedef struct {
   unsigned nsizes;
   bool default_sizes, scans;
   uint64_t reps;
+  char device_name[256]; /* for --json */
 } bench_args;
 
 static int parse_sizes(const char *text, bench_args *o) {
@@ -68,7 +69,7 @@ static int parse_bench_args(int argc, char **argv, bench_args *o, bool *done) {
       if (cli_parse_count(optarg, &o->reps) != 0 || o->reps == 0 || o->reps > 255)
         rc = cli_fail(GPUSORT_ERROR_USAGE, "--reps takes a count from 1 to 255, not '%s'", optarg);
       break;
-    default: rc = cli_other_option(opt, argv, done);
+    default: rc = cli_other_option(opt, argv, longopts, done);
     }
     if (rc || *done) return rc;
   }
@@ -95,6 +96,30 @@ static int bench_sorts(const bench_args *o, gpusort_context *ctx) {
     rc = gpusort_bench_sort(ctx, L, n, (uint32_t)o->reps, &r);
     if (skipped(o, n, rc)) continue;
     if (rc && rc != GPUSORT_ERROR_VERIFY) return cli_library_error(rc);
+    if (o->common.json) { /* one object per size */
+      ran++;
+      cli_json j;
+      char passes[256] = "[";
+      for (unsigned p = 0; p < r.passes && p < 8; p++)
+        snprintf(passes + strlen(passes), sizeof passes - strlen(passes), "%s%.9g", p ? ", " : "", r.pass_seconds[p]);
+      strcat(passes, "]");
+      cli_json_begin(&j, stdout);
+      cli_json_string(&j, "command", "bench");
+      cli_json_string(&j, "device", o->device_name);
+      cli_json_string(&j, "keys", gpusort_type_name(L->key));
+      if (L->value) cli_json_string(&j, "values", gpusort_type_name(L->value));
+      cli_json_count(&j, "records", n);
+      cli_json_count(&j, "bytes", n * kb);
+      cli_json_count(&j, "reps", o->reps);
+      cli_json_number(&j, "sort_seconds", r.sort_seconds);
+      cli_json_number(&j, "copy_seconds", r.copy_seconds);
+      cli_json_number(&j, "copy_command_seconds", r.copy_command_seconds);
+      cli_json_raw(&j, "pass_seconds", passes);
+      cli_json_raw(&j, "checked", r.checked ? "true" : "false");
+      cli_json_end(&j);
+      if (rc) return cli_library_error(rc);
+      continue;
+    }
     if (ran++ == 0) {
       if (L->value)
         printf("%s keys with %s values (each its index), ", gpusort_type_name(L->key), gpusort_type_name(L->value));
@@ -130,6 +155,27 @@ static int bench_scans(const bench_args *o, gpusort_context *ctx) {
     rc = gpusort_bench_scans(ctx, n, (uint32_t)o->reps, &r);
     if (skipped(o, n, rc)) continue;
     if (rc && rc != GPUSORT_ERROR_VERIFY) return cli_library_error(rc);
+    if (o->common.json) { /* one object per size */
+      ran++;
+      char algos[2048] = "{";
+      for (unsigned a = 0; a < r.algorithms; a++)
+        snprintf(algos + strlen(algos), sizeof algos - strlen(algos), "%s\"%s\": {\"seconds\": %.9g, \"checked\": %s}",
+                 a ? ", " : "", r.algorithm[a].name, r.algorithm[a].seconds, r.algorithm[a].checked ? "true" : "false");
+      strcat(algos, "}");
+      cli_json j;
+      cli_json_begin(&j, stdout);
+      cli_json_string(&j, "command", "bench");
+      cli_json_string(&j, "device", o->device_name);
+      cli_json_string(&j, "keys", "u32");
+      cli_json_count(&j, "records", n);
+      cli_json_count(&j, "bytes", 4 * n);
+      cli_json_count(&j, "reps", o->reps);
+      cli_json_number(&j, "copy_seconds", r.copy_seconds);
+      cli_json_raw(&j, "scans", algos);
+      cli_json_end(&j);
+      if (rc) return cli_library_error(rc);
+      continue;
+    }
     if (ran++ == 0) {
       printf("u32 exclusive sums of uniform random keys (seed 1); look-back tile %u; median of %llu runs; GPU "
              "timestamps\nGB/s counts 4 bytes read and 4 written per element; copy = the same bytes copied by a "
@@ -164,7 +210,8 @@ int cli_bench(int argc, char **argv) {
   }
   char desc[1024];
   cli_describe_device(&info, desc, sizeof desc);
-  printf("gpusort bench%s: device %u: %s\n", o.scans ? " --scan-algos" : "", info.index, desc);
+  snprintf(o.device_name, sizeof o.device_name, "%s", info.name);
+  if (!o.common.json) printf("gpusort bench%s: device %u: %s\n", o.scans ? " --scan-algos" : "", info.index, desc);
   rc = o.scans ? bench_scans(&o, ctx) : bench_sorts(&o, ctx);
   gpusort_close(ctx);
   return rc;

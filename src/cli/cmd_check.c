@@ -28,22 +28,29 @@ int cli_check(int argc, char **argv) {
       sort.flags |= GPUSORT_DESCENDING;
     } else if (opt == OPT_BITS) {
       bits_text = optarg;
-    } else if ((rc = cli_other_option(opt, argv, &done)) || done) {
+    } else if ((rc = cli_other_option(opt, argv, longopts, &done)) || done) {
       return rc;
     }
   }
-  if (argc - optind != 1) return cli_fail(GPUSORT_ERROR_USAGE, "check takes one FILE (see 'gpusort --help')");
+  if (argc - optind > 1) return cli_fail(GPUSORT_ERROR_USAGE, "check takes one FILE (see 'gpusort check --help')");
+  const char *file = argc - optind == 1 ? argv[optind] : "-"; /* left out: stdin */
   gpusort_layout layout;
   if ((rc = cli_layout_resolve(&layout_options, &layout))) return rc;
   if (bits_text &&
       (rc = cli_parse_bits(bits_text, (unsigned)gpusort_type_size(layout.key) * 8, &sort.begin_bit, &sort.end_bit)))
     return rc;
   gpusort_report r = GPUSORT_REPORT_INIT;
-  if ((rc = gpusort_check_file(NULL, argv[optind], &layout, &sort, &r))) return cli_library_error(rc);
-  if (common.verbosity >= 1) {
+  if ((rc = gpusort_check_file(NULL, file, &layout, &sort, &r))) return cli_library_error(rc);
+  if (common.json) {
+    cli_json j;
+    cli_json_begin(&j, stdout);
+    cli_json_report(&j, "check", NULL, &r, NULL);
+    cli_json_raw(&j, "sorted", "true");
+    cli_json_end(&j);
+  } else if (common.verbosity >= 1) {
     char what[160];
     cli_describe_layout(&layout, what, sizeof what);
-    cli_note("%s: sorted%s, %llu %s", strcmp(argv[optind], "-") == 0 ? "stdin" : argv[optind],
+    cli_note("%s: sorted%s, %llu %s", strcmp(file, "-") == 0 ? "stdin" : file,
              (sort.flags & GPUSORT_DESCENDING) ? " (descending)" : "", (unsigned long long)r.records, what);
   }
   return GPUSORT_OK;

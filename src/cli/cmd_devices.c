@@ -26,7 +26,7 @@ int cli_devices(int argc, char **argv) {
       if (rc != 1) return rc;
       continue;
     }
-    if ((rc = cli_other_option(opt, argv, &done)) || done) return rc;
+    if ((rc = cli_other_option(opt, argv, longopts, &done)) || done) return rc;
   }
   if (optind != argc) return cli_fail(GPUSORT_ERROR_USAGE, "devices takes no arguments (see 'gpusort --help')");
 

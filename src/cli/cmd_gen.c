@@ -41,17 +41,22 @@ int cli_gen(int argc, char **argv) {
     case 'f': gen.flags |= GPUSORT_OVERWRITE; break;
     case OPT_SYNC: gen.flags |= GPUSORT_SYNC; break;
     default:
-      if ((rc = cli_other_option(opt, argv, &done)) || done) return rc;
+      if ((rc = cli_other_option(opt, argv, longopts, &done)) || done) return rc;
     }
   }
-  if (argc - optind != 1) return cli_fail(GPUSORT_ERROR_USAGE, "gen takes one OUTPUT (see 'gpusort --help')");
+  if (argc - optind > 1) return cli_fail(GPUSORT_ERROR_USAGE, "gen takes one OUTPUT (see 'gpusort gen --help')");
   gpusort_layout layout;
   if ((rc = cli_layout_resolve(&layout_options, &layout))) return rc;
   if (!have_n) return cli_fail(GPUSORT_ERROR_USAGE, "missing -n N, the number of records");
-  const char *path = argv[optind];
+  const char *path = argc - optind == 1 ? argv[optind] : "-"; /* left out: stdout */
   gpusort_report r = GPUSORT_REPORT_INIT;
   if ((rc = gpusort_generate_file(NULL, path, &layout, &gen, &r))) return cli_library_error(rc);
-  if (common.verbosity >= 1) {
+  if (common.json) {
+    cli_json j;
+    cli_json_begin(&j, cli_json_stream(path));
+    cli_json_report(&j, "gen", NULL, &r, path);
+    cli_json_end(&j);
+  } else if (common.verbosity >= 1) {
     char what[160];
     cli_describe_layout(&layout, what, sizeof what);
     const bool to_stdout = strcmp(path, "-") == 0;

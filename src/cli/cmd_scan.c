@@ -54,16 +54,16 @@ static int scan_option(scan_args *o, int opt, const char *arg) {
 static int finish_scan_args(int argc, char **argv, scan_args *o, bool reduce) {
   const char *command = reduce ? "reduce" : "scan";
   const int positional = argc - optind, wanted = reduce ? 1 : 2;
-  if (positional < 1) return cli_fail(GPUSORT_ERROR_USAGE, "%s: missing INPUT (see 'gpusort --help')", command);
   if (positional > wanted)
-    return cli_fail(GPUSORT_ERROR_USAGE, "%s: too many arguments: '%s'", command, argv[optind + wanted]);
-  o->input = argv[optind];
+    return cli_fail(GPUSORT_ERROR_USAGE, "%s: too many arguments: '%s' (see 'gpusort %s --help')", command,
+                    argv[optind + wanted], command);
+  o->input = positional >= 1 ? argv[optind] : "-"; /* left out: stdin and stdout, as sort(1) */
   if (positional == 2) {
     if (o->output)
       return cli_fail(GPUSORT_ERROR_USAGE, "OUTPUT given twice: '%s' and -o '%s'", argv[optind + 1], o->output);
     o->output = argv[optind + 1];
   }
-  if (!reduce && !o->output) return cli_fail(GPUSORT_ERROR_USAGE, "scan: missing OUTPUT: name a file, or - for stdout");
+  if (!reduce && !o->output) o->output = "-";
   if (o->scan.type == GPUSORT_TYPE_NONE)
     return cli_fail(GPUSORT_ERROR_USAGE, "%s: missing --keys TYPE: say what INPUT holds", command);
   if ((o->scan.flags & GPUSORT_DETERMINISTIC) && float_sum(&o->scan) && !reduce &&
@@ -104,7 +104,7 @@ static int parse_scan_args(int argc, char **argv, scan_args *o, bool reduce, boo
       if (rc != 1) return rc;
       continue;
     }
-    if ((rc = scan_option(o, opt, optarg)) == -1) rc = cli_other_option(opt, argv, done);
+    if ((rc = scan_option(o, opt, optarg)) == -1) rc = cli_other_option(opt, argv, reduce ? reduce_longopts : scan_longopts, done);
     if (rc || *done) return rc;
   }
   return finish_scan_args(argc, argv, o, reduce);
@@ -139,6 +139,11 @@ int cli_scan(int argc, char **argv) {
   gpusort_report r = GPUSORT_REPORT_INIT;
   if ((rc = gpusort_scan_file(ctx, o.input, o.output, &o.scan, &r))) {
     rc = cli_library_error(rc);
+  } else if (o.common.json) {
+    cli_json j;
+    cli_json_begin(&j, cli_json_stream(o.output));
+    cli_json_report(&j, "scan", ctx, &r, o.output);
+    cli_json_end(&j);
   } else if (o.common.verbosity >= 1) {
     report(&o, ctx, &r, false);
     cli_print_checksum(strcmp(o.output, "-") == 0 ? "-" : o.output, r.xxh3);
@@ -182,8 +187,19 @@ int cli_reduce(int argc, char **argv) {
   } else {
     char text[64];
     format_value(o.scan.acc ? o.scan.acc : o.scan.type, result, text, sizeof text);
-    printf("%s\n", text);
-    if (o.common.verbosity >= 2) report(&o, ctx, &r, true);
+    if (o.common.json) { /* the result inside the object: one thing on stdout to parse */
+      char quoted[80];
+      const bool finite = strspn(text, "+-0123456789.e") == strlen(text);
+      snprintf(quoted, sizeof quoted, finite ? "%s" : "\"%s\"", text); /* nan and inf are no JSON numbers */
+      cli_json j;
+      cli_json_begin(&j, stdout);
+      cli_json_report(&j, "reduce", ctx, &r, NULL);
+      cli_json_raw(&j, "result", quoted);
+      cli_json_end(&j);
+    } else {
+      printf("%s\n", text);
+      if (o.common.verbosity >= 2) report(&o, ctx, &r, true);
+    }
   }
   gpusort_close(ctx);
   return rc;

@@ -41,16 +41,15 @@ static int sort_option(sort_args *o, int opt, const char *arg) {
 static int finish_sort_args(int argc, char **argv, sort_args *o) {
   const int positional = argc - optind;
   int rc;
-  if (positional < 1) return cli_fail(GPUSORT_ERROR_USAGE, "missing INPUT (see 'gpusort --help')");
   if (positional > 2)
-    return cli_fail(GPUSORT_ERROR_USAGE, "too many arguments: '%s' (see 'gpusort --help')", argv[optind + 2]);
-  o->input = argv[optind];
+    return cli_fail(GPUSORT_ERROR_USAGE, "too many arguments: '%s' (see 'gpusort sort --help')", argv[optind + 2]);
+  o->input = positional >= 1 ? argv[optind] : "-"; /* left out: stdin and stdout, as sort(1) */
   if (positional == 2) {
     if (o->output)
       return cli_fail(GPUSORT_ERROR_USAGE, "OUTPUT given twice: '%s' and -o '%s'", argv[optind + 1], o->output);
     o->output = argv[optind + 1];
   }
-  if (!o->output) return cli_fail(GPUSORT_ERROR_USAGE, "missing OUTPUT: name a file, or - for stdout");
+  if (!o->output) o->output = "-";
   if ((rc = cli_layout_resolve(&o->layout_options, &o->layout))) return rc;
   if (o->have_index_type && !o->argsort) return cli_fail(GPUSORT_ERROR_USAGE, "--index-type needs --argsort");
   if (o->bits_text)
@@ -83,7 +82,7 @@ static int parse_sort_args(int argc, char **argv, sort_args *o, bool *done) {
       if (rc != 1) return rc;
       continue;
     }
-    if ((rc = sort_option(o, opt, optarg)) == -1) rc = cli_other_option(opt, argv, done);
+    if ((rc = sort_option(o, opt, optarg)) == -1) rc = cli_other_option(opt, argv, longopts, done);
     if (rc || *done) return rc;
   }
   return finish_sort_args(argc, argv, o);
@@ -138,10 +137,16 @@ int cli_sort(int argc, char **argv) {
   gpusort_report report = GPUSORT_REPORT_INIT;
   rc = o.argsort ? gpusort_argsort_file(ctx, o.input, o.output, &o.layout, o.index_type, &o.sort, &report)
                  : gpusort_sort_file(ctx, o.input, o.output, &o.layout, &o.sort, &report);
-  if (rc)
+  if (rc) {
     rc = cli_library_error(rc);
-  else if (o.common.verbosity >= 1)
+  } else if (o.common.json) {
+    cli_json j;
+    cli_json_begin(&j, cli_json_stream(o.output));
+    cli_json_report(&j, o.argsort ? "argsort" : "sort", ctx, &report, o.output);
+    cli_json_end(&j);
+  } else if (o.common.verbosity >= 1) {
     print_report(&o, ctx, &report);
+  }
   gpusort_close(ctx);
   return rc;
 }

@@ -11,8 +11,9 @@ int cli_gen(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_devices(int argc, char **argv);
 
-/* Prints the full help to stdout. */
-void cli_print_help(void);
+/* Prints the help of `command` to stdout: its usage, options and the options of every
+ * command; NULL (or an unknown name): the whole help. */
+void cli_print_help(const char *command);
 void cli_print_version(void);
 
 #endif

@@ -2,6 +2,7 @@
  * libgpusort (gpusort.h) and of nothing else: it parses options, calls the library, and
  * prints reports and messages. */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,24 +10,32 @@
 #include "args.h"
 #include "commands.h"
 
-static const char help_text[] =
-    "Usage: gpusort [sort] [OPTIONS] INPUT [OUTPUT]\n"
-    "       gpusort check [OPTIONS] FILE\n"
-    "       gpusort scan [OPTIONS] INPUT [OUTPUT]\n"
-    "       gpusort reduce [OPTIONS] INPUT\n"
-    "       gpusort gen [OPTIONS] -n N OUTPUT\n"
+/* The help, in sections: the whole of it for gpusort --help, a command's own for
+ * gpusort help COMMAND and gpusort COMMAND --help. */
+static const char help_usage[] =
+    "Usage: gpusort [sort] [OPTIONS] [INPUT [OUTPUT]]\n"
+    "       gpusort check [OPTIONS] [FILE]\n"
+    "       gpusort scan [OPTIONS] [INPUT [OUTPUT]]\n"
+    "       gpusort reduce [OPTIONS] [INPUT]\n"
+    "       gpusort gen [OPTIONS] -n N [OUTPUT]\n"
     "       gpusort bench [OPTIONS]\n"
     "       gpusort devices [OPTIONS]\n"
+    "       gpusort help [COMMAND]\n";
+
+static const char help_intro[] =
     "\n"
     "Sort and scan binary files of fixed-width numbers on the GPU with Vulkan compute\n"
     "(Onesweep LSD radix sort: 8-bit digits, decoupled look-back; the sort is stable).\n"
     "\n"
-    "INPUT and OUTPUT are paths; - is stdin or stdout. A regular INPUT is memory-mapped and\n"
+    "INPUT and OUTPUT are paths; - is stdin or stdout, as are those left out (binary data goes\n"
+    "to a terminal only with -f). A regular INPUT is memory-mapped and\n"
     "never modified. OUTPUT is written to a temporary file beside it and renamed when\n"
     "complete, so a failed run leaves no partial output. An empty INPUT gives an empty OUTPUT.\n"
     "Inputs of any size: one larger than the memory budget is sorted out of core (its keys'\n"
     "top bits partition it into bins that are sorted in core), scanned in chunks, and a stream\n"
-    "past the budget is spilled to a scratch file.\n"
+    "past the budget is spilled to a scratch file.\n";
+
+static const char help_layout[] =
     "\n"
     "Layout of INPUT (sort, check, gen):\n"
     "  --keys TYPE        key type: u32, i32, f32, u64, i64, f64 (required: a binary file\n"
@@ -37,7 +46,9 @@ static const char help_text[] =
     "                     (any of the key types) moves with its key\n"
     "  --record-size BYTES  fixed-size records of BYTES bytes, moved whole...\n"
     "  --key-offset BYTES   ...ordered by the key at this byte offset (default 0)\n"
-    "Keys and values are in the machine's byte order (little-endian on x86 and Arm).\n"
+    "Keys and values are in the machine's byte order (little-endian on x86 and Arm).\n";
+
+static const char help_sort[] =
     "\n"
     "sort (the default command):\n"
     "  --descending       largest key first; still stable (equal keys keep input order)\n"
@@ -52,10 +63,14 @@ static const char help_text[] =
     "                     it survives a power loss); by default, as with cp, the OS decides\n"
     "  --verify           check on the host that the output is sorted and a permutation of\n"
     "                     the input (for --argsort: the indices are a permutation, in key\n"
-    "                     order, equal keys in input order); if not, write no output, exit 3\n"
+    "                     order, equal keys in input order); if not, write no output, exit 3\n";
+
+static const char help_check[] =
     "\n"
     "check: exit 0 if FILE is sorted by its key, 3 if not. Takes the layout options,\n"
-    "  --descending and --bits LO:HI as sort does.\n"
+    "  --descending and --bits LO:HI as sort does.\n";
+
+static const char help_scan[] =
     "\n"
     "scan: running sums, minima or maxima of INPUT (same file handling and report as sort).\n"
     "  --keys TYPE        element type: u32, i32, f32, u64, i64, f64 (required)\n"
@@ -70,10 +85,14 @@ static const char help_text[] =
     "                     for float sums, whose fixed association order makes them\n"
     "                     bit-identical run to run. Integers and min/max agree exactly\n"
     "  --deterministic    guarantee bit-identical output run to run (refuses lookback float sums)\n"
-    "  -o FILE, -f, --sync  as for sort\n"
+    "  -o, --output FILE, -f, --force, --sync  as for sort\n";
+
+static const char help_reduce[] =
     "\n"
     "reduce: print the sum, minimum or maximum of all of INPUT on stdout, as text.\n"
-    "  Takes --keys, --op, --acc and --deterministic (reductions always combine in a fixed order).\n"
+    "  Takes --keys, --op, --acc and --deterministic (reductions always combine in a fixed order).\n";
+
+static const char help_gen[] =
     "\n"
     "gen: write deterministic test data (the same options give the same bytes). Takes the\n"
     "layout options: pair values are the record's index; record bytes around the key are\n"
@@ -85,7 +104,9 @@ static const char help_text[] =
     "                     B bits vary, default 8), special (edge values mixed with ordinary\n"
     "                     ones: +-0, +-inf, NaNs, denormals for floats; extremes for integers)\n"
     "  --seed S           seed (default 1)\n"
-    "  -f, --force, --sync  as for sort\n"
+    "  -f, --force, --sync  as for sort\n";
+
+static const char help_bench[] =
     "\n"
     "bench: sort device-resident uniform random keys of several sizes and print the median\n"
     "GPU time beside a compute-kernel copy of the same bytes, measured in the same run.\n"
@@ -96,11 +117,15 @@ static const char help_text[] =
     "  --reps N           timed runs per size (default 15)\n"
     "  --scan-algos       time u32 exclusive sums instead: the look-back scan, reduce-then-scan,\n"
     "                     and textbook Hillis-Steele, Blelloch (global and shared memory) and\n"
-    "                     subgroup-blocked scans\n"
+    "                     subgroup-blocked scans\n";
+
+static const char help_devices[] =
     "\n"
     "devices: list the Vulkan devices: index, type, subgroup size, device-local memory,\n"
     "largest buffer, name and driver; * marks the one chosen by default. With -v, also the\n"
-    "configuration gpusort runs with on each: its preset, the sort and scan tiles.\n"
+    "configuration gpusort runs with on each: its preset, the sort and scan tiles.\n";
+
+static const char help_common[] =
     "\n"
     "Options of every command:\n"
     "  --device N         use device N of 'gpusort devices' (default: the first discrete\n"
@@ -113,15 +138,23 @@ static const char help_text[] =
     "                     OUTPUT's directory, else $TMPDIR, else /tmp); they never outlive the run\n"
     "  --progress, --no-progress  show or hide the progress line of jobs over a second\n"
     "                     (default: shown when stderr is a terminal)\n"
+    "  --json             print the report as one JSON object instead (on stdout, or on\n"
+    "                     stderr when stdout carries the data): command, records, bytes,\n"
+    "                     device, stages (name: seconds), total_seconds, xxh3, output, ...;\n"
+    "                     bench prints one object per size, reduce its result in the object\n"
     "  -q, --quiet        print errors only\n"
     "  -v, --verbose      print more: tile shape, per-pass GPU times\n"
     "  -h, --help         print this help and exit\n"
-    "  -V, --version      print the version and exit\n"
+    "  -V, --version      print the version and exit\n";
+
+static const char help_report[] =
     "\n"
     "Report (on stderr unless -q): the device; the number of records and bytes; the time to\n"
     "read, upload, sort on the GPU, download and write; the GPU sort's and the end-to-end\n"
     "throughput; then the output's checksum as 'XXH3 (OUTPUT) = <16 hex digits>', the line\n"
-    "'xxhsum -H3 --tag OUTPUT' prints, so that 'xxhsum -c' accepts it.\n"
+    "'xxhsum -H3 --tag OUTPUT' prints, so that 'xxhsum -c' accepts it.\n";
+
+static const char help_exit[] =
     "\n"
     "Exit status:\n"
     "  0  success\n"
@@ -129,13 +162,39 @@ static const char help_text[] =
     "     --mem-limit too small for any sort\n"
     "  2  usage error or malformed input: bad option or combination, a file size that is not\n"
     "     a whole number of records, OUTPUT exists without -f, OUTPUT is INPUT\n"
-    "  3  verification failure: --verify found a bad output, or check found disorder\n"
+    "  3  verification failure: --verify found a bad output, or check found disorder\n";
+
+static const char help_floats[] =
     "\n"
     "Float sums round; for element k the error against exact summation is at most\n"
     "gamma_D * (|x_0| + ... + |x_k|), gamma_D = D*u/(1 - D*u), u = 2^-24 (f32) or 2^-53 (f64),\n"
     "D = (k + 1)/1024 + 64 (the additions on the path from an input to a result).\n";
 
-void cli_print_help(void) { fputs(help_text, stdout); }
+/* The sections of each command's help, after its usage line. */
+static const struct {
+  const char *name, *usage;
+  const char *sections[6];
+} command_help[] = {
+    {"sort", "Usage: gpusort [sort] [OPTIONS] [INPUT [OUTPUT]]\n", {help_intro, help_layout, help_sort, help_common, help_report, help_exit}},
+    {"check", "Usage: gpusort check [OPTIONS] [FILE]\n", {help_layout, help_check, help_common, help_exit}},
+    {"scan", "Usage: gpusort scan [OPTIONS] [INPUT [OUTPUT]]\n", {help_scan, help_common, help_report, help_exit, help_floats}},
+    {"reduce", "Usage: gpusort reduce [OPTIONS] [INPUT]\n", {help_reduce, help_common, help_exit, help_floats}},
+    {"gen", "Usage: gpusort gen [OPTIONS] -n N [OUTPUT]\n", {help_layout, help_gen, help_common, help_exit}},
+    {"bench", "Usage: gpusort bench [OPTIONS]\n", {help_bench, help_common, help_exit}},
+    {"devices", "Usage: gpusort devices [OPTIONS]\n", {help_devices, help_common, help_exit}},
+};
+
+void cli_print_help(const char *command) {
+  for (size_t i = 0; command && i < sizeof command_help / sizeof command_help[0]; i++) {
+    if (strcmp(command, command_help[i].name) != 0) continue;
+    fputs(command_help[i].usage, stdout);
+    for (size_t k = 0; k < 6 && command_help[i].sections[k]; k++) fputs(command_help[i].sections[k], stdout);
+    return;
+  }
+  const char *all[] = {help_usage, help_intro, help_layout, help_sort, help_check, help_scan, help_reduce,
+                       help_gen, help_bench, help_devices, help_common, help_report, help_exit, help_floats};
+  for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) fputs(all[k], stdout);
+}
 
 void cli_print_version(void) { printf("gpusort %s\n", gpusort_version_string()); }
 
@@ -159,18 +218,41 @@ static void handle_fatal_signals(void) {
   }
 }
 
+/* `gpusort help [COMMAND]` */
+static int cli_help(int argc, char **argv) {
+  static const char *const names[] = {"sort", "check", "scan", "reduce", "gen", "bench", "devices", "help", NULL};
+  if (argc > 2) return cli_fail(GPUSORT_ERROR_USAGE, "help: too many arguments: '%s'", argv[2]);
+  if (argc == 2) {
+    bool known = false;
+    for (const char *const *n = names; *n; n++) known |= strcmp(argv[1], *n) == 0;
+    if (!known) {
+      const char *near = cli_nearest(argv[1], names);
+      return near ? cli_fail(GPUSORT_ERROR_USAGE, "help: unknown command '%s' (did you mean '%s'?)", argv[1], near)
+                  : cli_fail(GPUSORT_ERROR_USAGE, "help: unknown command '%s' (commands: sort, check, scan, reduce, "
+                                                  "gen, bench, devices)", argv[1]);
+    }
+  }
+  cli_print_help(argc == 2 && strcmp(argv[1], "help") != 0 ? argv[1] : NULL);
+  return GPUSORT_OK;
+}
+
 int main(int argc, char **argv) {
   static const struct {
     const char *name;
     int (*fn)(int, char **);
   } commands[] = {{"sort", cli_sort},     {"check", cli_check}, {"scan", cli_scan},       {"reduce", cli_reduce},
-                  {"gen", cli_gen},       {"bench", cli_bench}, {"devices", cli_devices}};
+                  {"gen", cli_gen},       {"bench", cli_bench}, {"devices", cli_devices}, {"help", cli_help}};
+  static const char *const names[] = {"sort", "check", "scan", "reduce", "gen", "bench", "devices", "help", NULL};
   int (*command)(int, char **) = cli_sort;
   int shift = 0;
   for (size_t i = 0; argc > 1 && i < sizeof commands / sizeof commands[0]; i++)
     if (strcmp(argv[1], commands[i].name) == 0) command = commands[i].fn, shift = 1;
+  /* A first word that is no command, no option and no existing file, but near a command's
+   * name, is a mistyped command rather than the INPUT of a sort. */
+  const char *near = argc > 1 && !shift && argv[1][0] != '-' && access(argv[1], F_OK) != 0 ? cli_nearest(argv[1], names) : NULL;
   handle_fatal_signals();
-  const int status = command(argc - shift, argv + shift);
+  const int status = near ? cli_fail(GPUSORT_ERROR_USAGE, "unknown command '%s' (did you mean '%s'?)", argv[1], near)
+                          : command(argc - shift, argv + shift);
   if (status != GPUSORT_OK && cli_error_message()[0]) fprintf(stderr, "gpusort: %s\n", cli_error_message());
   fflush(stdout);
   fflush(stderr);

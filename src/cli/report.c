@@ -2,6 +2,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "args.h"
 
@@ -98,4 +99,87 @@ void cli_report_total(const gpusort_report *r, const char *unit) {
   cli_format_rate(b, sizeof b, t > 0 ? (double)r->input_bytes / t : 0, "B");
   snprintf(line, sizeof line, "end to end, %s, %s", a, b);
   cli_report_row("total", t, line);
+}
+
+void cli_json_begin(cli_json *j, FILE *to) {
+  j->to = to;
+  j->first = true;
+  fputc('{', to);
+}
+
+static void key(cli_json *j, const char *name) {
+  fprintf(j->to, "%s\"%s\": ", j->first ? "" : ", ", name);
+  j->first = false;
+}
+
+static void quoted(FILE *to, const char *s) {
+  fputc('"', to);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      fprintf(to, "\\%c", *p);
+    else if (*p < 0x20)
+      fprintf(to, "\\u%04x", *p);
+    else
+      fputc(*p, to);
+  }
+  fputc('"', to);
+}
+
+void cli_json_string(cli_json *j, const char *name, const char *value) {
+  key(j, name);
+  quoted(j->to, value);
+}
+
+void cli_json_number(cli_json *j, const char *name, double value) {
+  key(j, name);
+  fprintf(j->to, "%.9g", value);
+}
+
+void cli_json_count(cli_json *j, const char *name, uint64_t value) {
+  key(j, name);
+  fprintf(j->to, "%" PRIu64, value);
+}
+
+void cli_json_raw(cli_json *j, const char *name, const char *json) {
+  key(j, name);
+  fputs(json, j->to);
+}
+
+void cli_json_end(cli_json *j) {
+  fputs("}\n", j->to);
+  fflush(j->to);
+}
+
+FILE *cli_json_stream(const char *output) { return output && strcmp(output, "-") == 0 ? stderr : stdout; }
+
+void cli_json_report(cli_json *j, const char *command, gpusort_context *ctx, const gpusort_report *r,
+                     const char *output) {
+  cli_json_string(j, "command", command);
+  cli_json_count(j, "records", r->records);
+  cli_json_count(j, "bytes", r->input_bytes);
+  cli_json_count(j, "output_bytes", r->output_bytes);
+  gpusort_device_info info = GPUSORT_DEVICE_INFO_INIT;
+  if (ctx && gpusort_context_device(ctx, &info) == GPUSORT_OK) {
+    cli_json_string(j, "device", info.name);
+    cli_json_string(j, "driver", info.driver);
+  }
+  key(j, "stages");
+  fputc('{', j->to);
+  bool first = true;
+  for (int s = 0; s < GPUSORT_STAGE_COUNT; s++) {
+    if (!(r->stage_seconds[s] > 0)) continue;
+    fprintf(j->to, "%s\"%s\": %.9g", first ? "" : ", ", gpusort_stage_name((gpusort_stage)s), r->stage_seconds[s]);
+    first = false;
+  }
+  fputc('}', j->to);
+  cli_json_number(j, "total_seconds", r->total_seconds);
+  if (r->passes) cli_json_count(j, "passes", r->passes);
+  if (r->batches) cli_json_count(j, "batches", r->batches);
+  cli_json_raw(j, "verified", r->verified ? "true" : "false");
+  char hex[17];
+  snprintf(hex, sizeof hex, "%016" PRIx64, r->xxh3);
+  if (output) {
+    cli_json_string(j, "xxh3", hex);
+    cli_json_string(j, "output", output);
+  }
 }

@@ -2,7 +2,9 @@
 #ifndef GS_CLI_REPORT_H
 #define GS_CLI_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "gpusort.h"
@@ -43,5 +45,27 @@ void cli_progress_setup(int mode, int verbosity, gpusort_progress_fn *fn, void *
 
 /* The total row with the end-to-end rates. */
 void cli_report_total(const gpusort_report *r, const char *unit);
+
+/* --json: a JSON object written piece by piece (strings escaped). */
+typedef struct {
+  FILE *to;
+  bool first;
+} cli_json;
+
+void cli_json_begin(cli_json *j, FILE *to);
+void cli_json_string(cli_json *j, const char *key, const char *value);
+void cli_json_number(cli_json *j, const char *key, double value);
+void cli_json_count(cli_json *j, const char *key, uint64_t value);
+void cli_json_raw(cli_json *j, const char *key, const char *json); /* a value already in JSON */
+void cli_json_end(cli_json *j);
+
+/* Where --json goes: stdout, unless the data goes there (`output` is "-"). */
+FILE *cli_json_stream(const char *output);
+
+/* The members every file job's report has: command, records, bytes, output_bytes, device,
+ * stages (name: seconds, the stages that ran), total_seconds, passes, batches, verified,
+ * xxh3 (16 hex digits) and output; the caller adds its own and ends the object. */
+void cli_json_report(cli_json *j, const char *command, gpusort_context *ctx, const gpusort_report *r,
+                     const char *output);
 
 #endif

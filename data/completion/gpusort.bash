@@ -1,0 +1,48 @@
+# bash completion for gpusort (installed as share/bash-completion/completions/gpusort)
+
+_gpusort() {
+    local cur prev words cword
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD-1]}
+    local commands="sort check scan reduce gen bench devices help"
+    local types="u32 i32 f32 u64 i64 f64 uint32 int32 float32 uint64 int64 float64"
+    local common="--device --timeout --mem-limit --temp-dir --progress --no-progress --json --quiet --verbose --help --version"
+    local layout="--keys --values --record-size --key-offset"
+
+    # the command: the first word after gpusort that names one (sort when none does)
+    local command=sort i
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case " $commands " in *" ${COMP_WORDS[i]} "*) command=${COMP_WORDS[i]}; break ;; esac
+    done
+
+    case $prev in
+        --keys|--values|--acc) COMPREPLY=($(compgen -W "$types" -- "$cur")); return ;;
+        --index-type) COMPREPLY=($(compgen -W "u32 u64" -- "$cur")); return ;;
+        --op) COMPREPLY=($(compgen -W "sum min max" -- "$cur")); return ;;
+        --algo) COMPREPLY=($(compgen -W "lookback reduce-then-scan" -- "$cur")); return ;;
+        --dist) COMPREPLY=($(compgen -W "uniform sorted reversed equal few entropy lowbits highbits special" -- "$cur")); return ;;
+        --temp-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --device|--timeout|--mem-limit|--record-size|--key-offset|--bits|--seed|--sizes|--reps|-n) return ;;
+    esac
+
+    local options
+    case $command in
+        sort) options="$layout --descending --bits --argsort --index-type --output --force --sync --verify $common" ;;
+        check) options="$layout --descending --bits $common" ;;
+        scan) options="--keys --op --inclusive --exclusive --acc --algo --deterministic --output --force --sync $common" ;;
+        reduce) options="--keys --op --acc --deterministic $common" ;;
+        gen) options="$layout -n --dist --seed --force --sync $common" ;;
+        bench) options="--keys --values --sizes --reps --scan-algos $common" ;;
+        devices) options="$common" ;;
+        help) COMPREPLY=($(compgen -W "$commands" -- "$cur")); return ;;
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$options" -- "$cur"))
+    elif ((COMP_CWORD == 1)); then
+        COMPREPLY=($(compgen -W "$commands" -- "$cur") $(compgen -f -- "$cur"))
+    else
+        COMPREPLY=($(compgen -f -- "$cur"))
+    fi
+}
+complete -o filenames -F _gpusort gpusort
