@@ -96,8 +96,10 @@ class Usage(CliTest):
         self.assertEqual(p.returncode, 0)
         self.assertIn("Usage: gpusort", p.stdout.decode())
         self.assertEqual(p.stderr, b"")
-        for sub in ["sort", "check", "gen", "bench", "devices"]:
-            self.assertEqual(run([sub, "--help"]).stdout, p.stdout)
+        for sub in ["sort", "check", "scan", "reduce", "gen", "bench", "devices"]:  # each its own part
+            text = run([sub, "--help"]).stdout.decode()
+            self.assertTrue(text.startswith("Usage: gpusort [sort]" if sub == "sort" else f"Usage: gpusort {sub}"), text)
+            self.assertLess(len(text), len(p.stdout))
 
     def test_version(self):
         p = run(["--version"])
