@@ -54,21 +54,27 @@ static void unguard_temp(int slot) {
   pthread_mutex_unlock(&temp_lock);
 }
 
+/* Six random letters or digits for a temporary name (`attempt` varies them where getrandom
+ * cannot). */
+static void random_suffix(char *out, int attempt) {
+  static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  unsigned char r[6];
+  if (getrandom(r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+    const uint64_t x = (uint64_t)time(NULL) * 6364136223846793005ull + (uint64_t)getpid() * 1442695040888963407ull +
+                       (uint64_t)attempt;
+    memcpy(r, &x, sizeof r);
+  }
+  for (int i = 0; i < 6; i++) out[i] = letters[r[i] % (sizeof letters - 1)];
+}
+
 int gs_create_guarded_temp(char *template) {
   const size_t len = strlen(template);
-  static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
   if (len < 6) {
     errno = EINVAL;
     return -1;
   }
   for (int attempt = 0; attempt < 100; attempt++) {
-    unsigned char r[6];
-    if (getrandom(r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
-      const uint64_t x = (uint64_t)time(NULL) * 6364136223846793005ull + (uint64_t)getpid() * 1442695040888963407ull +
-                         (uint64_t)attempt;
-      memcpy(r, &x, sizeof r);
-    }
-    for (int i = 0; i < 6; i++) template[len - 6 + i] = letters[r[i] % (sizeof letters - 1)];
+    random_suffix(template + len - 6, attempt);
     const int slot = guard_temp(template);
     const int fd = open(template, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd >= 0) return fd;
@@ -112,17 +118,10 @@ int gs_output_preflight(const char *path, bool force, const gs_input *input) {
 /* Creates ".BASE.gpusort-XXXXXX" beside the output, registered for removal before it exists,
  * so that no moment passes in which a signal would leave it behind. Returns 0 or an errno. */
 static int create_temp(gs_output *out, int dir_len, const char *base) {
-  static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
   const size_t size = strlen(out->path) + 32;
   for (int attempt = 0; attempt < 100; attempt++) {
-    unsigned char r[6];
-    if (getrandom(r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
-      const uint64_t x = (uint64_t)time(NULL) * 6364136223846793005ull + (uint64_t)getpid() * 1442695040888963407ull +
-                         (uint64_t)attempt;
-      memcpy(r, &x, sizeof r);
-    }
     char suffix[7];
-    for (int i = 0; i < 6; i++) suffix[i] = letters[r[i] % (sizeof letters - 1)];
+    random_suffix(suffix, attempt);
     suffix[6] = '\0';
     snprintf(out->temp_path, size, "%.*s.%s.gpusort-%s", dir_len, out->path, base, suffix);
     out->temp_slot = guard_temp(out->temp_path);
