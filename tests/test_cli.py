@@ -273,6 +273,10 @@ class Outputs(CliTest):
                     os.path.join(self.dir, ".", "in.bin")]:
             self.assert_error(run(["--keys", "u32", "-f", self.inp, out]), 2, "is the input file")
             self.assertEqual(self.read("in.bin"), original)
+        # refused as the input before the input's size is judged (not a whole number of u64)
+        odd = self.write("odd.bin", b"\x01" * 12)
+        self.assert_error(run(["--keys", "u64", "-f", odd, odd]), 2, "is the input file")
+        self.assertEqual(self.read("odd.bin"), b"\x01" * 12)
         self.assert_no_temp_files()
 
     def test_output_is_directory(self):

@@ -7,7 +7,9 @@
   -Wall -Wextra -Werror -pedantic;
 - the shared library has a versioned SONAME and exports only gpusort_* symbols, and the static
   library, the pkg-config file and the man pages gpusort(1) and gpusort(3) are installed;
-- the installed gpusort executable does not need the shared library (one self-contained file).
+- the installed gpusort executable does not need the shared library (one self-contained file);
+- the Python module is installed into Debian's python3 site-packages, records the installed
+  shared library's path, and runs the README's "Use it from Python" example from there.
 
 usage: test_install.py BUILD_DIR SOURCE_DIR
 """
@@ -33,11 +35,11 @@ def find(name):
     return None
 
 
-def readme_example():
+def readme_example(section_title="## Use it from C", language="c"):
     with open(os.path.join(SOURCE, "README.md")) as f:
         text = f.read()
-    section = text.split("## Use it from C", 1)[1]
-    return re.search(r"```c\n(.*?)```", section, re.S).group(1)
+    section = text.split(section_title, 1)[1]
+    return re.search(r"```" + language + r"\n(.*?)```", section, re.S).group(1)
 
 
 class Installed(unittest.TestCase):
@@ -140,6 +142,39 @@ int main(void) {
         for name in ["gpusort", "gpusort.h", "gpusort_vulkan.h", "libgpusort.a", "gpusort.pc", "gpusort.1",
                      "gpusort.3"]:
             self.assertIsNotNone(find(name), name)
+
+    def test_python_module_runs_the_readme_example(self):
+        init = find("__init__.py")
+        self.assertIsNotNone(init, "the Python module gpusort is not installed")
+        package = os.path.dirname(init)
+        self.assertEqual(os.path.basename(package), "gpusort")
+        self.assertIn("-packages", package)
+        namespace = {}
+        with open(os.path.join(package, "_library.py")) as f:
+            exec(f.read(), namespace)
+        library = namespace["LIBRARY"]
+        # The recorded path is where the shared library lands once the destdir is the root.
+        self.assertTrue(os.path.isabs(library), library)
+        self.assertTrue(os.path.exists(ROOT + library), library)
+        script = os.path.join(ROOT, "example.py")
+        output = os.path.join(ROOT, "sorted.bin")
+        with open(script, "w") as f:
+            f.write(readme_example("## Use it from Python", "python").replace("/tmp/sorted.bin", output))
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(package), GPUSORT_LIBRARY=ROOT + library,
+                   PYTHONDONTWRITEBYTECODE="1")
+        p = run(["/usr/bin/python3", script], env=env, cwd=SOURCE)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertEqual(lines[:3], ["[1 3 3 5 9]", "[2 0 1 3 4]", "[ 5  8 17 20 21]"])
+        self.assertEqual(lines[3].split()[0], "65536")
+        # The file is the input's keys in order, and the reported checksum is xxhsum's.
+        with open(os.path.join(SOURCE, "data", "sample-u32.bin"), "rb") as f:
+            data = f.read()
+        keys = sorted(int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4))
+        with open(output, "rb") as f:
+            self.assertEqual(f.read(), b"".join(k.to_bytes(4, "little") for k in keys))
+        p = run(["xxhsum", "-H3", output])
+        self.assertEqual(re.search(r"\b([0-9a-f]{16})\b", p.stdout).group(1), lines[3].split()[1], p.stdout)
 
     def test_executable_is_self_contained(self):
         p = run(["ldd", find("gpusort")])

@@ -69,8 +69,9 @@ static int open_input(gs_context *c, const input_spec *spec, uint64_t (*memory_l
   int rc;
   gs_trace("job started");
   if ((rc = gs_input_open(in, spec->path))) return rc;
-  if (!in->is_stream && (rc = gs_input_check_width(in, spec->width, spec->unit))) return rc;
+  /* the output first: an output that is the input is refused whatever the input holds */
   if (spec->output && (rc = gs_output_preflight(spec->output, spec->overwrite, in))) return rc;
+  if (!in->is_stream && (rc = gs_input_check_width(in, spec->width, spec->unit))) return rc;
   if (!in->is_stream && output && (rc = open_output(output, in->bytes / spec->width))) return rc;
   if ((rc = gs_context_device(c, spec->prefault ? prefault : NULL, in))) return rc;
   /* not while the device opens: the driver maps memory then, and faulting in the output's
