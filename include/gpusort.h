@@ -104,40 +104,92 @@ GPUSORT_API const char *gpusort_last_error(void);
 
 typedef enum gpusort_type {
   GPUSORT_TYPE_NONE = 0,
+  /* In the machine's byte order; these six sort on the GPU as they are, and are the types of
+   * scans, reductions and values of bench. */
   GPUSORT_U32,
   GPUSORT_I32,
   GPUSORT_F32,
   GPUSORT_U64,
   GPUSORT_I64,
   GPUSORT_F64,
+  /* Narrow and half types, in the machine's byte order. */
+  GPUSORT_U8,
+  GPUSORT_I8,
+  GPUSORT_U16,
+  GPUSORT_I16,
+  GPUSORT_F16,  /* IEEE 754 binary16 */
+  GPUSORT_BF16, /* bfloat16: the top half of an f32 */
+  /* Big-endian (network order) integers and floats. */
+  GPUSORT_U16BE,
+  GPUSORT_I16BE,
+  GPUSORT_U32BE,
+  GPUSORT_I32BE,
+  GPUSORT_F32BE,
+  GPUSORT_U64BE,
+  GPUSORT_I64BE,
+  GPUSORT_F64BE,
+  /* A byte string compared as unsigned bytes, first byte most significant (memcmp order);
+   * its length is the layout's key_bytes, or a key part's bytes. */
+  GPUSORT_BYTES,
   GPUSORT_TYPE_ENUM_SIZE_ = 0x7FFFFFFF
 } gpusort_type;
 
-/* "u32", ...; NULL for GPUSORT_TYPE_NONE or an unknown value. */
+/* "u32", "u16be", "bytes", ...; NULL for GPUSORT_TYPE_NONE or an unknown value. */
 GPUSORT_API const char *gpusort_type_name(gpusort_type type);
-/* Parses "u32", "i64", ...: GPUSORT_OK, or GPUSORT_ERROR_USAGE for an unknown name. */
+/* Parses "u32", "i64", "u16be", "bf16", "bytes", or NumPy's names ("uint32", "float16"):
+ * GPUSORT_OK, or GPUSORT_ERROR_USAGE for an unknown name. */
 GPUSORT_API int gpusort_type_from_name(const char *name, gpusort_type *type);
-/* Bytes of one value of the type; 0 for GPUSORT_TYPE_NONE or an unknown value. */
+/* Bytes of one value of the type; 0 for GPUSORT_TYPE_NONE, GPUSORT_BYTES (its length is
+ * given apart) or an unknown value. */
 GPUSORT_API size_t gpusort_type_size(gpusort_type type);
 
+#define GPUSORT_KEY_DESCENDING (1u << 0) /* gpusort_key_part: this part orders largest first */
+
+/* One part of a composite key. The struct is frozen: arrays of it have this stride. */
+typedef struct gpusort_key_part {
+  uint32_t offset;   /* of the field in the record */
+  gpusort_type type; /* any type */
+  uint32_t bytes;    /* GPUSORT_BYTES: the string's length (1 to 128); else 0 */
+  uint32_t flags;    /* GPUSORT_KEY_DESCENDING */
+} gpusort_key_part;
+
 /* What one record looks like. Keys sort numerically; floats by IEEE 754 totalOrder
- * (-NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN). Exactly one of:
+ * (-NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN); byte strings as unsigned bytes. Exactly
+ * one of:
  *   keys     value NONE, record_bytes 0: an array of keys;
- *   pairs    value set: (key, value) records packed without padding; the value moves with its key;
+ *   pairs    value set (any type but GPUSORT_BYTES): (key, value) records packed without
+ *            padding; the value moves with its key;
  *   records  record_bytes set (1 to 1 MiB): records moved whole, ordered by the key at
- *            key_offset (any alignment). */
+ *            key_offset (any alignment), or by the parts of a composite key.
+ * A composite key has key GPUSORT_TYPE_NONE, record_bytes set, and part_count parts (1 to
+ * 16, together at most 128 bytes), most significant first, each with its own direction (a
+ * sort's GPUSORT_DESCENDING reverses them all). A GPUSORT_BYTES key has key_bytes bytes (1 to
+ * 128). Keys of the six GPU types (u32 ... f64) sort on the GPU as they are; every other
+ * form (narrow, half, big-endian, byte strings, composite keys, and values of the other
+ * types) sorts through its normalized form (gpusort(3), KEY FORMS): in core only, and
+ * without bit ranges. */
 typedef struct gpusort_layout {
   uint32_t struct_size;
   gpusort_type key;
   gpusort_type value;
   uint32_t record_bytes;
   uint32_t key_offset;
+  uint32_t key_bytes;             /* key GPUSORT_BYTES: its length */
+  uint32_t part_count;            /* composite keys: the number of parts */
+  uint32_t reserved;              /* zero */
+  const gpusort_key_part *parts;  /* composite keys: the parts, most significant first */
 } gpusort_layout;
 
-#define GPUSORT_LAYOUT_KEYS(key) {sizeof(gpusort_layout), (key), GPUSORT_TYPE_NONE, 0, 0}
-#define GPUSORT_LAYOUT_PAIRS(key, value) {sizeof(gpusort_layout), (key), (value), 0, 0}
+#define GPUSORT_LAYOUT_KEYS(key) {sizeof(gpusort_layout), (key), GPUSORT_TYPE_NONE, 0, 0, 0, 0, 0, NULL}
+#define GPUSORT_LAYOUT_PAIRS(key, value) {sizeof(gpusort_layout), (key), (value), 0, 0, 0, 0, 0, NULL}
 #define GPUSORT_LAYOUT_RECORDS(key, record_bytes, key_offset) \
-  {sizeof(gpusort_layout), (key), GPUSORT_TYPE_NONE, (record_bytes), (key_offset)}
+  {sizeof(gpusort_layout), (key), GPUSORT_TYPE_NONE, (record_bytes), (key_offset), 0, 0, 0, NULL}
+/* Records of record_bytes bytes whose key is the byte string of key_bytes at key_offset. */
+#define GPUSORT_LAYOUT_BYTES(record_bytes, key_offset, key_bytes) \
+  {sizeof(gpusort_layout), GPUSORT_BYTES, GPUSORT_TYPE_NONE, (record_bytes), (key_offset), (key_bytes), 0, 0, NULL}
+/* Records of record_bytes bytes ordered by part_count parts. */
+#define GPUSORT_LAYOUT_COMPOSITE(record_bytes, part_count, parts) \
+  {sizeof(gpusort_layout), GPUSORT_TYPE_NONE, GPUSORT_TYPE_NONE, (record_bytes), 0, 0, (part_count), 0, (parts)}
 
 /* ---- Flags of options -------------------------------------------------------------------- */
 

@@ -597,6 +597,95 @@ static void files_beyond_the_budget(gpusort_context *ctx) {
   free(data);
 }
 
+/* Records of 16 bytes: a u16be at 0 (ascending), an i8 at 2 (descending), 3 bytes at 4
+ * (ascending); the test's own comparison, independent of the library's normalized forms. */
+enum { KEYED_RECORD = 16, KEYED_N = 3000 };
+
+static int keyed_compare(const unsigned char *a, const unsigned char *b) {
+  const int ua = a[0] << 8 | a[1], ub = b[0] << 8 | b[1];
+  if (ua != ub) return ua < ub ? -1 : 1;
+  const int ia = (int8_t)a[2], ib = (int8_t)b[2];
+  if (ia != ib) return ia > ib ? -1 : 1; /* descending */
+  return memcmp(a + 4, b + 4, 3);
+}
+
+static void key_forms(gpusort_context *ctx) {
+  static unsigned char records[KEYED_N * KEYED_RECORD], sorted[KEYED_N * KEYED_RECORD];
+  static uint32_t order[KEYED_N];
+  uint64_t seed = 9;
+  for (int i = 0; i < KEYED_N * KEYED_RECORD; i++) records[i] = (unsigned char)(ref_random(&seed) % 3); /* ties */
+  const gpusort_key_part parts[] = {{0, GPUSORT_U16BE, 0, 0}, {2, GPUSORT_I8, 0, GPUSORT_KEY_DESCENDING},
+                                    {4, GPUSORT_BYTES, 3, 0}};
+  const gpusort_layout composite = GPUSORT_LAYOUT_COMPOSITE(KEYED_RECORD, 3, parts);
+  gpusort_sort_options o = GPUSORT_SORT_OPTIONS_INIT;
+  o.flags = GPUSORT_VERIFY;
+  expect_status(gpusort_sort(ctx, records, sorted, KEYED_N, &composite, &o), GPUSORT_OK, "a composite key");
+  expect_status(gpusort_argsort(ctx, records, KEYED_N, &composite, GPUSORT_U32, order, &o), GPUSORT_OK,
+                "a composite argsort");
+  bool ordered = true, stable = true, same = true;
+  for (int i = 0; i < KEYED_N; i++) {
+    same &= memcmp(sorted + i * KEYED_RECORD, records + (size_t)order[i] * KEYED_RECORD, KEYED_RECORD) == 0;
+    if (i == 0) continue;
+    const int c = keyed_compare(records + (size_t)order[i - 1] * KEYED_RECORD, records + (size_t)order[i] * KEYED_RECORD);
+    ordered &= c <= 0;
+    stable &= c != 0 || order[i - 1] < order[i];
+  }
+  expect(ordered && stable && same, "a composite key: in order, stable, records and indices agree");
+  /* descending reverses every part, and stays stable */
+  o.flags = GPUSORT_DESCENDING;
+  expect_status(gpusort_argsort(ctx, records, KEYED_N, &composite, GPUSORT_U32, order, &o), GPUSORT_OK,
+                "a descending composite argsort");
+  ordered = stable = true;
+  for (int i = 1; i < KEYED_N; i++) {
+    const int c = keyed_compare(records + (size_t)order[i - 1] * KEYED_RECORD, records + (size_t)order[i] * KEYED_RECORD);
+    ordered &= c >= 0;
+    stable &= c != 0 || order[i - 1] < order[i];
+  }
+  expect(ordered && stable, "a descending composite key: in order, stable");
+  /* a byte string in place, and a layout of libgpusort 0.2's size */
+  const gpusort_layout strings = GPUSORT_LAYOUT_BYTES(KEYED_RECORD, 4, 3);
+  memcpy(sorted, records, sizeof records);
+  expect_status(gpusort_sort(ctx, sorted, sorted, KEYED_N, &strings, NULL), GPUSORT_OK, "bytes:3 in place");
+  bool strings_ordered = true;
+  for (int i = 1; i < KEYED_N; i++)
+    strings_ordered &= memcmp(sorted + (i - 1) * KEYED_RECORD + 4, sorted + i * KEYED_RECORD + 4, 3) <= 0;
+  expect(strings_ordered, "bytes:3 in place: in order");
+  gpusort_layout old = GPUSORT_LAYOUT_KEYS(GPUSORT_U32);
+  old.struct_size = 20;
+  uint32_t few[4] = {3, 1, 2, 0};
+  expect_status(gpusort_sort(ctx, few, few, 4, &old, NULL), GPUSORT_OK, "a layout of 20 bytes");
+  expect(few[0] == 0 && few[3] == 3, "a layout of 20 bytes: sorted");
+  /* the names of the new types */
+  gpusort_type t = GPUSORT_TYPE_NONE;
+  expect(gpusort_type_from_name("bf16", &t) == GPUSORT_OK && t == GPUSORT_BF16 && gpusort_type_size(t) == 2 &&
+             gpusort_type_from_name("float16", &t) == GPUSORT_OK && t == GPUSORT_F16 &&
+             strcmp(gpusort_type_name(GPUSORT_I64BE), "i64be") == 0 && gpusort_type_size(GPUSORT_BYTES) == 0,
+         "names and sizes of the narrow, half, big-endian and bytes types");
+  /* errors */
+  gpusort_layout bad = composite;
+  bad.parts = NULL;
+  expect_status(gpusort_sort(ctx, records, sorted, 4, &bad, NULL), GPUSORT_ERROR_USAGE, "parts missing");
+  bad = composite, bad.part_count = 17;
+  expect_status(gpusort_sort(ctx, records, sorted, 4, &bad, NULL), GPUSORT_ERROR_USAGE, "17 parts");
+  bad = composite, bad.key = GPUSORT_U32;
+  expect_status(gpusort_sort(ctx, records, sorted, 4, &bad, NULL), GPUSORT_ERROR_USAGE, "parts and a key type");
+  bad = (gpusort_layout)GPUSORT_LAYOUT_BYTES(KEYED_RECORD, 4, 0);
+  expect_status(gpusort_sort(ctx, records, sorted, 4, &bad, NULL), GPUSORT_ERROR_USAGE, "a bytes key of 0 bytes");
+  bad = (gpusort_layout)GPUSORT_LAYOUT_BYTES(KEYED_RECORD, 4, 13);
+  expect_status(gpusort_sort(ctx, records, sorted, 4, &bad, NULL), GPUSORT_ERROR_USAGE, "a bytes key past the record");
+  bad = (gpusort_layout)GPUSORT_LAYOUT_PAIRS(GPUSORT_U16, GPUSORT_BYTES);
+  expect_status(gpusort_sort(ctx, records, sorted, 4, &bad, NULL), GPUSORT_ERROR_USAGE, "a bytes value");
+  gpusort_key_part flagged[] = {{0, GPUSORT_U8, 0, 2}};
+  bad = (gpusort_layout)GPUSORT_LAYOUT_COMPOSITE(KEYED_RECORD, 1, flagged);
+  expect_status(gpusort_sort(ctx, records, sorted, 4, &bad, NULL), GPUSORT_ERROR_USAGE, "an unknown part flag");
+  o = (gpusort_sort_options)GPUSORT_SORT_OPTIONS_INIT;
+  o.begin_bit = 0, o.end_bit = 8;
+  expect_status(gpusort_sort(ctx, records, sorted, 4, &composite, &o), GPUSORT_ERROR_USAGE, "bits of a composite key");
+  const gpusort_layout narrow = GPUSORT_LAYOUT_KEYS(GPUSORT_U16);
+  gpusort_generate_options g = GPUSORT_GENERATE_OPTIONS_INIT(4);
+  expect_status(gpusort_generate(&narrow, &g, 0, 4, sorted), GPUSORT_ERROR_USAGE, "test data of u16 keys");
+}
+
 /* With GPUSORT_TEST_CORRUPT=1 every sort's output is damaged: GPUSORT_VERIFY must say so. */
 static void corrupt(gpusort_context *ctx) {
   const gpusort_layout L = GPUSORT_LAYOUT_KEYS(GPUSORT_U32);
@@ -615,6 +704,10 @@ static void corrupt(gpusort_context *ctx) {
                 "a damaged file sort");
   struct stat st;
   expect(stat(path("c-out.bin"), &st) != 0 && no_temporary_files(), "a failed verification writes nothing");
+  /* and the sort of normalized forms too */
+  const gpusort_layout narrow = GPUSORT_LAYOUT_KEYS(GPUSORT_U16BE);
+  o.flags = GPUSORT_VERIFY;
+  expect_status(gpusort_sort(ctx, data, data, 10000, &narrow, &o), GPUSORT_ERROR_VERIFY, "a damaged u16be sort");
 }
 
 int main(int argc, char **argv) {
@@ -639,6 +732,7 @@ int main(int argc, char **argv) {
     file_jobs(ctx);
     files_beyond_the_budget(ctx);
     error_paths(ctx);
+    key_forms(ctx);
   }
   gpusort_close(ctx);
   printf("%d passed, %d failed\n", checks - failures, failures);

@@ -30,7 +30,7 @@ from gpusort import _capi  # noqa: E402
 
 SIZES = (0, 1, 7, 8, 9, 1000, 100003)
 DISTRIBUTIONS = ("random", "equal", "sorted", "reversed", "few")
-UINT = {4: np.uint32, 8: np.uint64}
+UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def make(dtype, n, dist, seed):
@@ -212,7 +212,16 @@ class Sorts(unittest.TestCase):
 
     def test_supported_dtypes(self):
         self.assertEqual({str(d) for d in gpusort.SORT_DTYPES},
-                         {"uint32", "int32", "float32", "uint64", "int64", "float64"})
+                         {"uint8", "int8", "uint16", "int16", "float16", "uint32", "int32", "float32", "uint64", "int64",
+                          "float64"})
+
+    def test_big_endian(self):
+        for dtype in (">u2", ">i2", ">u4", ">i4", ">f4", ">u8", ">i8", ">f8"):
+            for dist in DISTRIBUTIONS:
+                a = make(np.dtype(dtype).newbyteorder("="), 3001, dist, seed=len(dist)).astype(dtype)
+                with self.subTest(dtype=dtype, dist=dist):
+                    self.assertEqual(gpusort.sort(a).dtype, np.dtype(dtype))
+                    self.check(a, f"{dtype} {dist}")
 
     def test_extremes_and_stability(self):
         # integer extremes, and equal keys carrying their index through a stable sort
@@ -424,21 +433,24 @@ class Errors(unittest.TestCase):
 
     def test_wrong_dtypes(self):
         cases = [(np.array([3, 1, 2], dtype=object), "object"), (np.zeros(4, np.complex128), "complex128"),
-                 (np.zeros(4, np.complex64), "complex64"), (np.zeros(4, np.float16), "float16"),
+                 (np.zeros(4, np.complex64), "complex64"),
                  (np.zeros(4, "U2"), "<U2"), (np.zeros(4, [("a", np.uint32)]), r"\[\('a'")]
         for a, name in cases:
             for f in self.FUNCTIONS:
                 with self.assertRaisesRegex(TypeError, "unsupported dtype " + name):
                     f(a)
-        for dtype in (np.bool_, np.int8, np.uint16):  # cumsum takes them; the sorts do not
-            for f in (gpusort.sort, gpusort.argsort):
-                with self.assertRaisesRegex(TypeError, "unsupported dtype"):
-                    f(np.zeros(4, dtype))
+        for f in (gpusort.sort, gpusort.argsort):  # cumsum takes bool; the sorts do not
+            with self.assertRaisesRegex(TypeError, "unsupported dtype"):
+                f(np.zeros(4, np.bool_))
+        with self.assertRaisesRegex(TypeError, "unsupported dtype float16"):  # the sorts take it; cumsum does not
+            gpusort.cumsum(np.zeros(4, np.float16))
 
     def test_byte_order(self):
-        for f in self.FUNCTIONS:
+        with self.assertRaisesRegex(TypeError, "byte order"):  # the sorts take it: see Sorts.test_big_endian
+            gpusort.cumsum(np.zeros(4, dtype=np.dtype(np.uint32).newbyteorder("S")))
+        for f in (gpusort.sort, gpusort.argsort):  # no f16be
             with self.assertRaisesRegex(TypeError, "byte order"):
-                f(np.zeros(4, dtype=np.dtype(np.uint32).newbyteorder("S")))
+                f(np.zeros(4, dtype=np.dtype(np.float16).newbyteorder("S")))
 
     def test_not_an_array(self):
         for f in self.FUNCTIONS:
@@ -488,8 +500,8 @@ class Errors(unittest.TestCase):
             with self.assertRaises(gpusort.Error) as cm:
                 gpusort.sort_file(good, good, keys="u32", overwrite=True)
             self.assertEqual(cm.exception.name, "GPUSORT_ERROR_OUTPUT_IS_INPUT")
-        with self.assertRaisesRegex(ValueError, "key type 'u16'"):
-            gpusort.sort_file("in", "out", keys="u16")
+        with self.assertRaisesRegex(ValueError, "key type 'u17'"):
+            gpusort.sort_file("in", "out", keys="u17")
 
 
 class Files(unittest.TestCase):
@@ -557,6 +569,20 @@ class Files(unittest.TestCase):
                     out = np.fromfile(self.path("out.bin"), dtype=dtype)
                     np.testing.assert_array_equal(bits(out), bits(a[descending_argsort(a)]))
                     self.check_report(r, len(a), dtype.itemsize)
+
+    def test_byte_strings_and_big_endian(self):
+        rng = np.random.default_rng(4)
+        records = rng.integers(0, 3, (5000, 20), dtype=np.uint8)  # many equal keys: stability shows
+        records.tofile(self.path("in.bin"))
+        gpusort.sort_file(self.path("in.bin"), self.path("out.bin"), keys="bytes:10", record_bytes=20, overwrite=True)
+        order = np.lexsort(records[:, :10].T[::-1])
+        np.testing.assert_array_equal(np.fromfile(self.path("out.bin"), dtype=np.uint8).reshape(-1, 20),
+                                      records[order])
+        for keys in (">u4", "u32be"):
+            a = make(np.uint32, 3000, "random", 5).astype(">u4")
+            a.tofile(self.path("in.bin"))
+            gpusort.sort_file(self.path("in.bin"), self.path("out.bin"), keys=keys, overwrite=True)
+            np.testing.assert_array_equal(np.fromfile(self.path("out.bin"), dtype=">u4"), np.sort(a, kind="stable"))
 
     def test_pairs_and_records(self):
         rng = np.random.default_rng(3)

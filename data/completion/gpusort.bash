@@ -6,8 +6,10 @@ _gpusort() {
     prev=${COMP_WORDS[COMP_CWORD-1]}
     local commands="sort check scan reduce gen bench devices help"
     local types="u32 i32 f32 u64 i64 f64 uint32 int32 float32 uint64 int64 float64"
+    # sort, check and gen take keys and values of every form
+    local field_types="$types u8 i8 u16 i16 f16 bf16 u16be i16be u32be i32be f32be u64be i64be f64be uint8 int8 uint16 int16 float16 bytes:"
     local common="--device --timeout --mem-limit --temp-dir --progress --no-progress --json --quiet --verbose --help --version"
-    local layout="--keys --values --record-size --key-offset"
+    local layout="--keys --values --record-size --key-offset --key"
 
     # the command: the first word after gpusort that names one (sort when none does)
     local command=sort i
@@ -16,14 +18,20 @@ _gpusort() {
     done
 
     case $prev in
-        --keys|--values|--acc) COMPREPLY=($(compgen -W "$types" -- "$cur")); return ;;
+        --keys|--values)
+            case $command in
+                sort|check|gen) COMPREPLY=($(compgen -W "$field_types" -- "$cur")) ;;
+                *) COMPREPLY=($(compgen -W "$types" -- "$cur")) ;;
+            esac
+            return ;;
+        --acc) COMPREPLY=($(compgen -W "$types" -- "$cur")); return ;;
         --index-type) COMPREPLY=($(compgen -W "u32 u64" -- "$cur")); return ;;
         --op) COMPREPLY=($(compgen -W "sum min max" -- "$cur")); return ;;
         --algo) COMPREPLY=($(compgen -W "lookback reduce-then-scan" -- "$cur")); return ;;
         --dist) COMPREPLY=($(compgen -W "uniform sorted reversed equal few entropy lowbits highbits special" -- "$cur")); return ;;
         --temp-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --device|--timeout|--mem-limit|--record-size|--key-offset|--bits|--seed|--sizes|--reps|-n) return ;;
+        --device|--timeout|--mem-limit|--record-size|--key-offset|--key|--bits|--seed|--sizes|--reps|-n) return ;;
     esac
 
     local options

@@ -10,11 +10,13 @@ gpusort(3)); there is no compiled extension.
     gpusort.cumsum(keys)                  # == np.cumsum(keys): uint64
     gpusort.sort_file("in.bin", "out.bin", keys="u32")   # -> a dict of the job's report
 
-Arrays. sort() and argsort() take 1-D, C-contiguous, aligned, native-byte-order arrays of
-uint32, int32, float32, uint64, int64 or float64 (the library's key types u32, i32, f32, u64,
-i64, f64); cumsum() also bool, int8, int16, uint8 and uint16. Anything else is a TypeError
-(not an ndarray, or an unsupported dtype: object, complex, float16, ...) or a ValueError (not
-1-D, not contiguous, not aligned), raised before any GPU work. Results are new arrays; the
+Arrays. sort() and argsort() take 1-D, C-contiguous, aligned arrays of uint8, int8, uint16,
+int16, float16, uint32, int32, float32, uint64, int64 or float64 (the library's key types
+u8 ... f64), in the machine's byte order or, but for float16, big-endian (">u4": the
+library's u32be ...); cumsum() takes bool, the integers and float32/float64 in the machine's
+byte order. Anything else is a TypeError (not an ndarray, or an unsupported dtype: object,
+complex, ...) or a ValueError (not 1-D, not contiguous, not aligned), raised before any GPU
+work. Results are new arrays; the
 input is never modified. Empty arrays give empty results without touching the GPU.
 
 Key order. Integers sort numerically. Floats sort by IEEE 754 totalOrder, as the library
@@ -62,6 +64,7 @@ else the path meson configured at install time, else the dynamic loader
 import atexit
 import ctypes
 import os
+import sys
 import threading
 
 import numpy as np
@@ -77,16 +80,34 @@ __all__ = ["Error", "sort", "argsort", "cumsum", "sort_file", "configure", "clos
 _lib = _capi.load()
 
 #: The library's key types as numpy dtypes (what sort() and argsort() take).
-SORT_DTYPES = tuple(np.dtype(t) for t in (np.uint32, np.int32, np.float32, np.uint64, np.int64, np.float64))
+#: Also in big-endian byte order, all but float16.
+SORT_DTYPES = tuple(np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16, np.float16, np.uint32, np.int32,
+                                          np.float32, np.uint64, np.int64, np.float64))
 
 # (kind, itemsize) of a native-byte-order dtype -> gpusort_type
 _KEY_TYPES = {
+    ("u", 1): _capi.GPUSORT_U8,
+    ("i", 1): _capi.GPUSORT_I8,
+    ("u", 2): _capi.GPUSORT_U16,
+    ("i", 2): _capi.GPUSORT_I16,
+    ("f", 2): _capi.GPUSORT_F16,
     ("u", 4): GPUSORT_U32,
     ("i", 4): GPUSORT_I32,
     ("f", 4): GPUSORT_F32,
     ("u", 8): GPUSORT_U64,
     ("i", 8): GPUSORT_I64,
     ("f", 8): GPUSORT_F64,
+}
+# the same, stored big-endian on a little-endian machine (numpy's ">u4")
+_BIG_ENDIAN_KEY_TYPES = {
+    ("u", 2): _capi.GPUSORT_U16BE,
+    ("i", 2): _capi.GPUSORT_I16BE,
+    ("u", 4): _capi.GPUSORT_U32BE,
+    ("i", 4): _capi.GPUSORT_I32BE,
+    ("f", 4): _capi.GPUSORT_F32BE,
+    ("u", 8): _capi.GPUSORT_U64BE,
+    ("i", 8): _capi.GPUSORT_I64BE,
+    ("f", 8): _capi.GPUSORT_F64BE,
 }
 
 # cumsum: (kind, itemsize) -> (dtype the library reads, its type, accumulator type, result dtype)
@@ -248,9 +269,10 @@ def device_info():
 # ---- Arrays -----------------------------------------------------------------------------------
 
 
-def _check_array(a, func, table, names):
+def _check_array(a, func, table, names, swapped_table=None):
     """The table's entry for a's dtype, after checking that a is a 1-D, C-contiguous, aligned
-    ndarray of a supported, native-byte-order dtype."""
+    ndarray of a supported dtype: in the machine's byte order, or in the other one where
+    `swapped_table` has an entry for it."""
     if not isinstance(a, np.ndarray) or isinstance(a, np.ma.MaskedArray):
         raise TypeError(f"gpusort.{func}: expected a numpy.ndarray, got {type(a).__module__}.{type(a).__qualname__}"
                         + (" (masked arrays are not supported)" if isinstance(a, np.ndarray) else
@@ -259,7 +281,10 @@ def _check_array(a, func, table, names):
     entry = table.get((dt.kind, dt.itemsize)) if dt.fields is None and dt.subdtype is None else None
     if entry is None:
         raise TypeError(f"gpusort.{func}: unsupported dtype {dt} (supported: {names})")
-    if not dt.isnative:
+    swapped = (swapped_table or {}).get((dt.kind, dt.itemsize)) if sys.byteorder == "little" else None
+    if not dt.isnative and swapped is not None:  # big-endian data: the library's *be types
+        entry = swapped
+    elif not dt.isnative:
         raise TypeError(f"gpusort.{func}: dtype {dt.str} is not in the machine's byte order "
                         f"(convert it with a.astype({dt.newbyteorder('=').name!r}))")
     if a.ndim != 1:
@@ -286,7 +311,7 @@ def sort(a, descending=False, *, verify=False):
     order, also when descending. Floats by totalOrder (see the module's documentation).
     verify: the library checks the result on the host (else gpusort.Error,
     GPUSORT_ERROR_VERIFY)."""
-    key = _check_array(a, "sort", _KEY_TYPES, _SORT_NAMES)
+    key = _check_array(a, "sort", _KEY_TYPES, _SORT_NAMES, _BIG_ENDIAN_KEY_TYPES)
     out = np.empty(a.shape[0], dtype=a.dtype)
     if a.shape[0]:
         layout = _capi.new(_capi.Layout, key=key)
@@ -300,7 +325,7 @@ def argsort(a, descending=False, *, verify=False):
     """The int64 indices that sort the 1-D array `a`, stable: ascending, the same as
     numpy.argsort(a, kind="stable") (for floats, where totalOrder and numpy agree: see the
     module's documentation); descending, largest key first with equal keys in input order."""
-    key = _check_array(a, "argsort", _KEY_TYPES, _SORT_NAMES)
+    key = _check_array(a, "argsort", _KEY_TYPES, _SORT_NAMES, _BIG_ENDIAN_KEY_TYPES)
     out = np.empty(a.shape[0], dtype=np.int64)
     if a.shape[0]:
         layout = _capi.new(_capi.Layout, key=key)
@@ -326,20 +351,27 @@ def cumsum(a):
 
 
 def _type_code(t, what):
-    """A gpusort_type from a library name ("u32"), a numpy dtype or anything numpy.dtype takes."""
+    """(gpusort_type, bytes:N's N or 0) from a library name ("u32", "u16be", "bytes:10"), a
+    numpy dtype or anything numpy.dtype takes (">u4" is u32be)."""
+    if isinstance(t, str) and t.startswith("bytes:") and t[6:].isdigit():
+        return _capi.GPUSORT_BYTES, int(t[6:])
     if isinstance(t, str):
         code = _capi.c_enum()
-        if _lib.gpusort_type_from_name(t.encode(), ctypes.byref(code)) == 0:
-            return code.value
+        if _lib.gpusort_type_from_name(t.encode(), ctypes.byref(code)) == 0 and code.value != _capi.GPUSORT_BYTES:
+            return code.value, 0
     try:
         dt = np.dtype(t)
     except TypeError:
         dt = None
-    code = _KEY_TYPES.get((dt.kind, dt.itemsize)) if dt is not None and dt.fields is None else None
+    code = None
+    if dt is not None and dt.fields is None:
+        table = _KEY_TYPES if dt.isnative else _BIG_ENDIAN_KEY_TYPES if sys.byteorder == "little" else {}
+        code = table.get((dt.kind, dt.itemsize))
     if code is None:
         raise ValueError(f"gpusort.sort_file: {what} {t!r} is not a type gpusort sorts "
-                         f"(u32, i32, f32, u64, i64, f64, or their numpy dtypes)")
-    return code
+                         f"(u8, i8, u16, i16, f16, bf16, u32, i32, f32, u64, i64, f64, u16be ... f64be, bytes:N, "
+                         f"or their numpy dtypes)")
+    return code, 0
 
 
 def _report(r):
@@ -367,16 +399,17 @@ def sort_file(input, output, keys="u32", descending=False, *, values=None, recor
     stage_seconds ({"open": s, "setup": s, "read": s, ...}, 0 for stages not run), verified,
     histogram_seconds, passes, pass_seconds, batches.
 
-    The records are keys of type `keys` ("u32", "i32", "f32", "u64", "i64", "f64", or a numpy
+    The records are keys of type `keys` ("u32", "f16", "u32be", "bytes:10", ..., or a numpy
     dtype); with `values`, (key, value) pairs packed without padding; with `record_bytes`,
     records of that many bytes ordered by the key at `key_offset`. The output is written to
     a temporary file and renamed over `output` when complete; an existing output needs
     overwrite=True. verify: check the result on the host before writing; sync: flush the
     output to storage before returning. Failures raise gpusort.Error (e.g. GPUSORT_ERROR_IO,
     GPUSORT_ERROR_OUTPUT_EXISTS, GPUSORT_ERROR_BAD_INPUT)."""
-    layout = _capi.new(_capi.Layout, key=_type_code(keys, "key type"),
-                       value=_type_code(values, "value type") if values is not None else GPUSORT_TYPE_NONE,
-                       record_bytes=int(record_bytes), key_offset=int(key_offset))
+    key, key_bytes = _type_code(keys, "key type")
+    value = _type_code(values, "value type")[0] if values is not None else GPUSORT_TYPE_NONE
+    layout = _capi.new(_capi.Layout, key=key, key_bytes=key_bytes, value=value, record_bytes=int(record_bytes),
+                       key_offset=int(key_offset))
     options = _sort_options(descending, verify,
                             (GPUSORT_OVERWRITE if overwrite else 0) | (GPUSORT_SYNC if sync else 0))
     report = _capi.new(_capi.Report)

@@ -21,6 +21,10 @@ GPUSORT_ERROR_GPU_STALL = 14
 
 GPUSORT_TYPE_NONE = 0
 GPUSORT_U32, GPUSORT_I32, GPUSORT_F32, GPUSORT_U64, GPUSORT_I64, GPUSORT_F64 = range(1, 7)
+GPUSORT_U8, GPUSORT_I8, GPUSORT_U16, GPUSORT_I16, GPUSORT_F16, GPUSORT_BF16 = range(7, 13)
+(GPUSORT_U16BE, GPUSORT_I16BE, GPUSORT_U32BE, GPUSORT_I32BE, GPUSORT_F32BE, GPUSORT_U64BE, GPUSORT_I64BE,
+ GPUSORT_F64BE) = range(13, 21)
+GPUSORT_BYTES = 21
 
 GPUSORT_DESCENDING = 1 << 0
 GPUSORT_VERIFY = 1 << 1
@@ -48,6 +52,10 @@ class Layout(ctypes.Structure):
         ("value", c_enum),
         ("record_bytes", ctypes.c_uint32),
         ("key_offset", ctypes.c_uint32),
+        ("key_bytes", ctypes.c_uint32),
+        ("part_count", ctypes.c_uint32),
+        ("reserved", ctypes.c_uint32),
+        ("parts", ctypes.c_void_p),
     ]
 
 
@@ -146,7 +154,7 @@ C_NAMES = {
     Report: "gpusort_report",
 }
 ABI_SIZES = {
-    "gpusort_layout": 20,
+    "gpusort_layout": 40,
     "gpusort_context_params": 56,
     "gpusort_device_info": 1168,
     "gpusort_sort_options": 16,

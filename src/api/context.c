@@ -5,10 +5,12 @@
 
 #include "api/api.h"
 #include "io/output.h"
+#include "prim/key_spec.h"
 #include "prim/keys.h"
 #include "util/error.h"
 
-GS_API_SIZE(gpusort_layout, 20);
+GS_API_SIZE(gpusort_layout, 40);
+GS_API_SIZE(gpusort_key_part, 16);
 GS_API_SIZE(gpusort_context_params, 56);
 GS_API_SIZE(gpusort_device_info, 1168);
 GS_API_SIZE(gpusort_sort_options, 16);
@@ -52,22 +54,20 @@ const char *gpusort_status_name(int status) {
 const char *gpusort_last_error(void) { return gs_last_error(); }
 
 const char *gpusort_type_name(gpusort_type type) {
-  gs_key_type t;
-  return gs_key_type_from_public(type, &t) == 0 ? gs_key_info_of(t)->name : NULL;
+  const gs_field_type *t = gs_field_type_of(type);
+  return t ? t->name : NULL;
 }
 
 int gpusort_type_from_name(const char *name, gpusort_type *type) {
-  gs_key_type t;
   if (!name || !type) return gs_fail(GPUSORT_ERROR_USAGE, "gpusort_type_from_name: NULL argument");
-  if (gs_key_type_from_name(name, &t) != 0)
-    return gs_fail(GPUSORT_ERROR_USAGE, "unknown type '%s' (types: %s)", name, gs_key_type_names());
-  *type = (gpusort_type)gs_key_type_to_public(t);
+  if (gs_field_type_from_name(name, type) != 0)
+    return gs_fail(GPUSORT_ERROR_USAGE, "unknown type '%s' (types: %s)", name, gs_field_type_names());
   return GPUSORT_OK;
 }
 
 size_t gpusort_type_size(gpusort_type type) {
-  gs_key_type t;
-  return gs_key_type_from_public(type, &t) == 0 ? gs_key_info_of(t)->bytes : 0;
+  const gs_field_type *t = gs_field_type_of(type);
+  return t ? t->bytes : 0;
 }
 
 const char *gpusort_stage_name(gpusort_stage stage) {

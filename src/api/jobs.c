@@ -32,7 +32,8 @@ static int give_report(gpusort_report *user, const gpusort_report *full, int rc)
 static int layout_in(const gpusort_layout *user, const char *call, gs_layout *layout) {
   gpusort_layout full;
   int rc = need(user, call, "layout");
-  if (!rc) rc = gs_api_copy_in(&full, sizeof full, user, sizeof full, "gpusort_layout");
+  /* layouts of libgpusort 0.2 end at key_offset */
+  if (!rc) rc = gs_api_copy_in(&full, sizeof full, user, offsetof(gpusort_layout, key_bytes), "gpusort_layout");
   return rc ? rc : gs_layout_from_public(&full, layout);
 }
 
@@ -46,6 +47,9 @@ static int sort_request(const gpusort_layout *layout, const gpusort_sort_options
   if (!rc) rc = gs_api_check_flags(o.flags, allowed, call);
   if (rc) return rc;
   const unsigned key_bits = gs_key_info_of(r->layout.key)->bytes * 8;
+  if ((o.begin_bit || o.end_bit) && r->layout.keyed)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: bit ranges apply to keys of the types u32, i32, f32, u64, i64 and f64, "
+                   "not %s", call, r->layout.key_name);
   if ((o.begin_bit || o.end_bit) && !(o.begin_bit < o.end_bit && o.end_bit <= key_bits))
     return gs_fail(GPUSORT_ERROR_USAGE, "%s: bit range %u:%u is empty or does not fit %u-bit keys", call, o.begin_bit,
                    o.end_bit, key_bits);
@@ -249,6 +253,14 @@ int gpusort_check_file(gpusort_context *ctx, const char *input, const gpusort_la
 }
 
 /* Generation options: the count, the parsed distribution, the seed and the flags. */
+/* Test data has keys of the GPU's own types. */
+static int generated_layout(const gs_layout *l, const char *call) {
+  if (!l->keyed) return GPUSORT_OK;
+  return gs_fail(GPUSORT_ERROR_USAGE, "%s: test data has keys and values of the types u32, i32, f32, u64, i64 and f64, "
+                 "not %s%s%s", call, l->key_name, l->kind == GS_LAYOUT_PAIRS ? " and " : "",
+                 l->kind == GS_LAYOUT_PAIRS ? l->value_name : "");
+}
+
 static int generate_options(const gpusort_generate_options *user, uint32_t allowed, const char *call,
                             gpusort_generate_options *o, gs_dist *dist) {
   int rc = need(user, call, "options");
@@ -268,7 +280,8 @@ int gpusort_generate(const gpusort_layout *layout, const gpusort_generate_option
   gpusort_generate_options o;
   gs_dist dist;
   int rc;
-  if ((rc = layout_in(layout, call, &l)) || (rc = generate_options(options, 0, call, &o, &dist)) ||
+  if ((rc = layout_in(layout, call, &l)) || (rc = generated_layout(&l, call)) ||
+      (rc = generate_options(options, 0, call, &o, &dist)) ||
       (rc = need_data(records, count_here, call, "records")))
     return rc;
   if (first > o.count || count_here > o.count - first)
@@ -287,6 +300,7 @@ int gpusort_generate_file(gpusort_context *ctx, const char *output, const gpusor
   gs_dist dist;
   int rc;
   if ((rc = need(output, call, "output")) || (rc = check_report(report, call)) || (rc = layout_in(layout, call, &l)) ||
+      (rc = generated_layout(&l, call)) ||
       (rc = generate_options(options, GPUSORT_OVERWRITE | GPUSORT_SYNC, call, &o, &dist)))
     return rc;
   gpusort_report full = GPUSORT_REPORT_INIT;
@@ -310,6 +324,9 @@ int gpusort_bench_sort(gpusort_context *ctx, const gpusort_layout *layout, uint6
     return rc;
   if (l.kind == GS_LAYOUT_RECORDS)
     return gs_fail(GPUSORT_ERROR_USAGE, "%s: benchmarks sort keys or pairs, not records", call);
+  if (l.keyed)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: benchmarks sort keys and values of the types u32, i32, f32, u64, i64 and "
+                   "f64", call);
   if ((rc = gs_context_device(&ctx->job, NULL, NULL))) return rc;
   gpusort_bench_result full = GPUSORT_BENCH_RESULT_INIT;
   rc = gs_bench_sort(&ctx->job, &l, count, reps, &full);

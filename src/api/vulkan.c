@@ -127,7 +127,8 @@ struct gpusort_vk_sorter {
 static int sorter_payload(const gpusort_vk_sorter_info *in, gpusort_vk_sorter *s, const char *call) {
   gs_key_type key, value;
   if (gs_key_type_from_public(in->key_type, &key) != 0)
-    return gs_fail(GPUSORT_ERROR_USAGE, "%s: no valid key type (%d)", call, (int)in->key_type);
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: the key type (%d) is not one the Vulkan tier sorts (u32, i32, f32, u64, "
+                   "i64, f64)", call, (int)in->key_type);
   s->key_bytes = gs_key_info_of(key)->bytes;
   const int payloads = (in->value_type != GPUSORT_TYPE_NONE) + (in->index_type != GPUSORT_TYPE_NONE) +
                        (in->record_bytes != 0);
@@ -135,7 +136,8 @@ static int sorter_payload(const gpusort_vk_sorter_info *in, gpusort_vk_sorter *s
   if (in->key_offset && !in->record_bytes) return gs_fail(GPUSORT_ERROR_USAGE, "%s: a key offset needs records", call);
   if (in->value_type != GPUSORT_TYPE_NONE) {
     if (gs_key_type_from_public(in->value_type, &value) != 0)
-      return gs_fail(GPUSORT_ERROR_USAGE, "%s: the value type (%d) is not a type", call, (int)in->value_type);
+      return gs_fail(GPUSORT_ERROR_USAGE, "%s: the value type (%d) is not one of u32, i32, f32, u64, i64, f64", call,
+                     (int)in->value_type);
     s->kind = PAYLOAD_VALUES;
     s->value_bytes = gs_key_info_of(value)->bytes;
   } else if (in->index_type != GPUSORT_TYPE_NONE) {

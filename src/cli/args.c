@@ -141,13 +141,56 @@ int cli_parse_count(const char *text, uint64_t *out) {
 }
 
 int cli_parse_type(const char *option, const char *text, gpusort_type *out) {
-  /* NumPy's names of the same types */
-  static const char *const numpy[][2] = {{"uint32", "u32"}, {"int32", "i32"}, {"float32", "f32"},
-                                         {"uint64", "u64"}, {"int64", "i64"}, {"float64", "f64"}};
-  for (size_t i = 0; i < sizeof numpy / sizeof numpy[0]; i++)
-    if (strcmp(text, numpy[i][0]) == 0) text = numpy[i][1];
-  if (gpusort_type_from_name(text, out) != GPUSORT_OK)
+  if (gpusort_type_from_name(text, out) != GPUSORT_OK || *out > GPUSORT_F64)
     return cli_fail(GPUSORT_ERROR_USAGE, "%s: unknown type '%s' (types: u32, i32, f32, u64, i64, f64, or NumPy's uint32, int32, float32, uint64, int64, float64)", option, text);
+  return GPUSORT_OK;
+}
+
+int cli_parse_field_type(const char *option, const char *text, gpusort_type *out, uint32_t *string_bytes) {
+  static const char types[] = "u8, i8, u16, i16, u32, i32, u64, i64, f16, bf16, f32, f64, their big-endian forms "
+                              "u16be ... f64be, NumPy's names (uint8 ... float64), or bytes:N";
+  if (string_bytes && strncmp(text, "bytes:", 6) == 0) {
+    uint64_t n;
+    if (cli_parse_count(text + 6, &n) != 0 || n < 1 || n > 128)
+      return cli_fail(GPUSORT_ERROR_USAGE, "%s: '%s': bytes:N takes N from 1 to 128", option, text);
+    *out = GPUSORT_BYTES;
+    *string_bytes = (uint32_t)n;
+    return GPUSORT_OK;
+  }
+  if (gpusort_type_from_name(text, out) != GPUSORT_OK || *out == GPUSORT_BYTES)
+    return cli_fail(GPUSORT_ERROR_USAGE, "%s: unknown type '%s' (types: %s)", option, text,
+                    string_bytes ? types : "the same but bytes:N");
+  return GPUSORT_OK;
+}
+
+/* --key OFFSET:TYPE[:desc] (or :asc) */
+static int parse_key_part(const char *text, cli_layout *l) {
+  if (l->part_count == sizeof l->parts / sizeof l->parts[0])
+    return cli_fail(GPUSORT_ERROR_USAGE, "--key: at most %zu parts", sizeof l->parts / sizeof l->parts[0]);
+  char buf[64];
+  if (strlen(text) >= sizeof buf) return cli_fail(GPUSORT_ERROR_USAGE, "--key '%s' is too long", text);
+  strcpy(buf, text);
+  gpusort_key_part *part = &l->parts[l->part_count];
+  *part = (gpusort_key_part){0};
+  char *type = strchr(buf, ':');
+  uint64_t offset;
+  if (!type) return cli_fail(GPUSORT_ERROR_USAGE, "--key takes OFFSET:TYPE[:desc], not '%s'", text);
+  *type++ = '\0';
+  if (cli_parse_count(buf, &offset) != 0 || offset > 0xFFFFFFFFull)
+    return cli_fail(GPUSORT_ERROR_USAGE, "--key '%s': the offset is not a number of bytes", text);
+  char *direction = strrchr(type, ':');
+  if (direction && (strcmp(direction, ":desc") == 0 || strcmp(direction, ":asc") == 0)) {
+    if (strcmp(direction, ":desc") == 0) part->flags = GPUSORT_KEY_DESCENDING;
+    *direction = '\0';
+  } else if (direction && strncmp(type, "bytes:", 6) != 0) {
+    return cli_fail(GPUSORT_ERROR_USAGE, "--key '%s': the direction is desc or asc, not '%s'", text, direction + 1);
+  } else if (direction && strchr(type + 6, ':')) {
+    return cli_fail(GPUSORT_ERROR_USAGE, "--key '%s': the direction is desc or asc, not '%s'", text, direction + 1);
+  }
+  part->offset = (uint32_t)offset;
+  int rc = cli_parse_field_type("--key", type, &part->type, &part->bytes);
+  if (rc) return rc;
+  l->part_count++;
   return GPUSORT_OK;
 }
 
@@ -162,8 +205,9 @@ static int parse_bytes(const char *option, const char *text, unsigned long *out)
 int cli_layout_option(cli_layout *l, int opt, const char *arg) {
   int rc;
   switch (opt) {
-  case OPT_KEYS: return (rc = cli_parse_type("--keys", arg, &l->key)) ? rc : 1;
-  case OPT_VALUES: return (rc = cli_parse_type("--values", arg, &l->value)) ? rc : 1;
+  case OPT_KEYS: return (rc = cli_parse_field_type("--keys", arg, &l->key, &l->key_bytes)) ? rc : 1;
+  case OPT_VALUES: return (rc = cli_parse_field_type("--values", arg, &l->value, NULL)) ? rc : 1;
+  case OPT_KEY: return (rc = parse_key_part(arg, l)) ? rc : 1;
   case OPT_RECORD_SIZE:
     if ((rc = parse_bytes("--record-size", arg, &l->record_bytes))) return rc;
     if (l->record_bytes == 0) return cli_fail(GPUSORT_ERROR_USAGE, "--record-size must be at least 1");
@@ -177,9 +221,20 @@ int cli_layout_option(cli_layout *l, int opt, const char *arg) {
 }
 
 int cli_layout_resolve(const cli_layout *l, gpusort_layout *layout) {
+  if (l->part_count) {
+    if (l->key != GPUSORT_TYPE_NONE || l->have_key_offset)
+      return cli_fail(GPUSORT_ERROR_USAGE, "--key gives the key's parts: leave out --keys and --key-offset");
+    if (l->value != GPUSORT_TYPE_NONE) return cli_fail(GPUSORT_ERROR_USAGE, "--key takes --record-size, not --values");
+    if (!l->record_bytes) return cli_fail(GPUSORT_ERROR_USAGE, "--key needs --record-size");
+    if (l->record_bytes > 0xFFFFFFFFul)
+      return cli_fail(GPUSORT_ERROR_USAGE, "--record-size %lu is too large", l->record_bytes);
+    const gpusort_layout composite = GPUSORT_LAYOUT_COMPOSITE((uint32_t)l->record_bytes, l->part_count, l->parts);
+    *layout = composite;
+    return GPUSORT_OK;
+  }
   if (l->key == GPUSORT_TYPE_NONE)
     return cli_fail(GPUSORT_ERROR_USAGE,
-                    "missing --keys TYPE: say what the file holds (u32, i32, f32, u64, i64, f64)");
+                    "missing --keys TYPE: say what the file holds (u32, i32, f32, u64, i64, f64, ...)");
   if (l->value != GPUSORT_TYPE_NONE && l->record_bytes)
     return cli_fail(GPUSORT_ERROR_USAGE, "--values and --record-size both describe the records: give one of them");
   if (l->have_key_offset && !l->record_bytes) return cli_fail(GPUSORT_ERROR_USAGE, "--key-offset needs --record-size");
@@ -189,6 +244,14 @@ int cli_layout_resolve(const cli_layout *l, gpusort_layout *layout) {
       GPUSORT_LAYOUT_RECORDS(l->key, (uint32_t)l->record_bytes, (uint32_t)l->key_offset);
   *layout = resolved;
   layout->value = l->value;
+  layout->key_bytes = l->key_bytes;
+  return GPUSORT_OK;
+}
+
+int cli_layout_key_bits(const gpusort_layout *layout, unsigned *key_bits) {
+  if (layout->part_count || layout->key < GPUSORT_U32 || layout->key > GPUSORT_F64)
+    return cli_fail(GPUSORT_ERROR_USAGE, "--bits applies to keys of the types u32, i32, f32, u64, i64 and f64");
+  *key_bits = (unsigned)gpusort_type_size(layout->key) * 8;
   return GPUSORT_OK;
 }
 

@@ -25,9 +25,12 @@ typedef struct {
 /* The layout options as given, before they are checked against each other. */
 typedef struct {
   gpusort_type key, value;
+  uint32_t key_bytes;         /* --keys bytes:N */
   unsigned long record_bytes; /* 0: not given */
   unsigned long key_offset;
   bool have_key_offset;
+  gpusort_key_part parts[16]; /* --key OFFSET:TYPE[:desc], in the order given */
+  unsigned part_count;
 } cli_layout;
 
 /* getopt_long codes of the long-only options. */
@@ -35,14 +38,15 @@ enum {
   OPT_DEVICE = 1000, OPT_TIMEOUT, OPT_KEYS, OPT_VERIFY, OPT_DIST, OPT_SEED, OPT_SIZES, OPT_REPS,
   OPT_VALUES, OPT_RECORD_SIZE, OPT_KEY_OFFSET, OPT_DESCENDING, OPT_BITS, OPT_ARGSORT, OPT_INDEX_TYPE,
   OPT_SCAN_ALGOS, OPT_SYNC, OPT_OP, OPT_INCLUSIVE, OPT_EXCLUSIVE, OPT_ACC, OPT_ALGO, OPT_DETERMINISTIC,
-  OPT_MEM_LIMIT, OPT_TEMP_DIR, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_JSON
+  OPT_MEM_LIMIT, OPT_TEMP_DIR, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_JSON, OPT_KEY
 };
 
-/* getopt_long entries of the layout options (--keys, --values, --record-size, --key-offset). */
+/* getopt_long entries of the layout options (--keys, --values, --record-size, --key-offset,
+ * --key). */
 #define CLI_LAYOUT_OPTIONS                                                                       \
   {"keys", required_argument, NULL, OPT_KEYS}, {"values", required_argument, NULL, OPT_VALUES},  \
       {"record-size", required_argument, NULL, OPT_RECORD_SIZE},                                 \
-      {"key-offset", required_argument, NULL, OPT_KEY_OFFSET}
+      {"key-offset", required_argument, NULL, OPT_KEY_OFFSET}, {"key", required_argument, NULL, OPT_KEY}
 
 /* getopt_long entries of the options every command takes. */
 #define CLI_COMMON_OPTIONS                                                                            \
@@ -77,6 +81,9 @@ const char *cli_nearest(const char *typed, const char *const *names);
 /* The layout the options describe, with the checks only the command line can make. */
 int cli_layout_resolve(const cli_layout *l, gpusort_layout *layout);
 
+/* The bits of the layout's key, for --bits: a usage error for keys of other forms. */
+int cli_layout_key_bits(const gpusort_layout *layout, unsigned *key_bits);
+
 /* A count: decimal digits, or 2^K. */
 int cli_parse_count(const char *text, uint64_t *out);
 
@@ -86,6 +93,10 @@ int cli_parse_size(const char *text, uint64_t *out);
 
 /* A type name, with a usage error naming `option` for unknown types. */
 int cli_parse_type(const char *option, const char *text, gpusort_type *out);
+
+/* A key or value type of any form: the six, narrow, half and big-endian types, NumPy's names,
+ * and (with `string_bytes`) bytes:N, whose N goes to *string_bytes. */
+int cli_parse_field_type(const char *option, const char *text, gpusort_type *out, uint32_t *string_bytes);
 
 /* --bits LO:HI: 0 <= LO < HI <= key_bits. */
 int cli_parse_bits(const char *text, unsigned key_bits, unsigned *lo, unsigned *hi);

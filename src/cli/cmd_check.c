@@ -36,8 +36,9 @@ int cli_check(int argc, char **argv) {
   const char *file = argc - optind == 1 ? argv[optind] : "-"; /* left out: stdin */
   gpusort_layout layout;
   if ((rc = cli_layout_resolve(&layout_options, &layout))) return rc;
-  if (bits_text &&
-      (rc = cli_parse_bits(bits_text, (unsigned)gpusort_type_size(layout.key) * 8, &sort.begin_bit, &sort.end_bit)))
+  unsigned key_bits;
+  if (bits_text && ((rc = cli_layout_key_bits(&layout, &key_bits)) ||
+                    (rc = cli_parse_bits(bits_text, key_bits, &sort.begin_bit, &sort.end_bit))))
     return rc;
   gpusort_report r = GPUSORT_REPORT_INIT;
   if ((rc = gpusort_check_file(NULL, file, &layout, &sort, &r))) return cli_library_error(rc);

@@ -52,9 +52,9 @@ static int finish_sort_args(int argc, char **argv, sort_args *o) {
   if (!o->output) o->output = "-";
   if ((rc = cli_layout_resolve(&o->layout_options, &o->layout))) return rc;
   if (o->have_index_type && !o->argsort) return cli_fail(GPUSORT_ERROR_USAGE, "--index-type needs --argsort");
-  if (o->bits_text)
-    return cli_parse_bits(o->bits_text, (unsigned)gpusort_type_size(o->layout.key) * 8, &o->sort.begin_bit,
-                          &o->sort.end_bit);
+  unsigned key_bits;
+  if (o->bits_text && (rc = cli_layout_key_bits(&o->layout, &key_bits))) return rc;
+  if (o->bits_text) return cli_parse_bits(o->bits_text, key_bits, &o->sort.begin_bit, &o->sort.end_bit);
   return GPUSORT_OK;
 }
 

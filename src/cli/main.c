@@ -38,15 +38,23 @@ static const char help_intro[] =
 static const char help_layout[] =
     "\n"
     "Layout of INPUT (sort, check, gen):\n"
-    "  --keys TYPE        key type: u32, i32, f32, u64, i64, f64 (required: a binary file\n"
-    "                     does not say). Integers sort numerically; floats by IEEE 754\n"
-    "                     totalOrder: -NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN,\n"
-    "                     NaNs among themselves by their bits\n"
+    "  --keys TYPE        key type (required: a binary file does not say): u32, i32, f32,\n"
+    "                     u64, i64, f64; u8, i8, u16, i16, f16, bf16; big-endian u16be,\n"
+    "                     i16be, u32be, i32be, f32be, u64be, i64be, f64be; NumPy's names\n"
+    "                     (uint8 ... float64); bytes:N (N from 1 to 128: unsigned bytes, the\n"
+    "                     first most significant, as memcmp). Integers sort numerically;\n"
+    "                     floats by IEEE 754 totalOrder: -NaN < -inf < ... < -0.0 < +0.0 <\n"
+    "                     ... < +inf < +NaN, NaNs among themselves by their bits\n"
     "  --values TYPE      records are (key, value) pairs, packed without padding; the value\n"
-    "                     (any of the key types) moves with its key\n"
+    "                     (any of the types but bytes:N) moves with its key\n"
     "  --record-size BYTES  fixed-size records of BYTES bytes, moved whole...\n"
     "  --key-offset BYTES   ...ordered by the key at this byte offset (default 0)\n"
-    "Keys and values are in the machine's byte order (little-endian on x86 and Arm).\n";
+    "  --key OFFSET:TYPE[:desc]  ...or by a composite key: repeat for each part, most\n"
+    "                     significant first, each ascending or :desc (with --record-size,\n"
+    "                     instead of --keys)\n"
+    "Keys and values are in the machine's byte order (little-endian on x86 and Arm) unless\n"
+    "their type ends in be. Keys other than u32, i32, f32, u64, i64 and f64 are sorted in\n"
+    "core only (as large as the device and the memory budget allow), without a bit range.\n";
 
 static const char help_sort[] =
     "\n"

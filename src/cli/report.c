@@ -57,13 +57,31 @@ void cli_note_device(gpusort_context *ctx) {
 static const char *article(const char *type) { return type[0] == 'i' ? "an" : "a"; }
 
 void cli_describe_layout(const gpusort_layout *l, char *buf, size_t size) {
-  const char *key = gpusort_type_name(l->key);
-  if (l->value != GPUSORT_TYPE_NONE)
-    snprintf(buf, size, "(%s key, %s value) pairs", key, gpusort_type_name(l->value));
-  else if (l->record_bytes)
-    snprintf(buf, size, "%u-byte records with %s %s key at byte %u", l->record_bytes, article(key), key, l->key_offset);
+  char key[32];
+  if (l->key == GPUSORT_BYTES)
+    snprintf(key, sizeof key, "bytes:%u", l->key_bytes);
   else
+    snprintf(key, sizeof key, "%s", l->key ? gpusort_type_name(l->key) : "");
+  if (l->part_count) {
+    size_t used = (size_t)snprintf(buf, size, "%u-byte records with a key of %u parts (", l->record_bytes, l->part_count);
+    for (uint32_t i = 0; i < l->part_count && used < size; i++) {
+      const gpusort_key_part *p = &l->parts[i];
+      char type[32];
+      if (p->type == GPUSORT_BYTES)
+        snprintf(type, sizeof type, "bytes:%u", p->bytes);
+      else
+        snprintf(type, sizeof type, "%s", gpusort_type_name(p->type));
+      used += (size_t)snprintf(buf + used, size - used, "%s%u:%s%s", i ? ", " : "", p->offset, type,
+                               p->flags & GPUSORT_KEY_DESCENDING ? ":desc" : "");
+    }
+    if (used < size) snprintf(buf + used, size - used, ")");
+  } else if (l->value != GPUSORT_TYPE_NONE) {
+    snprintf(buf, size, "(%s key, %s value) pairs", key, gpusort_type_name(l->value));
+  } else if (l->record_bytes) {
+    snprintf(buf, size, "%u-byte records with %s %s key at byte %u", l->record_bytes, article(key), key, l->key_offset);
+  } else {
     snprintf(buf, size, "%s keys", key);
+  }
 }
 
 void cli_report_start(const gpusort_report *r) {

@@ -3,8 +3,9 @@
  *   keys     the file is an array of keys (--keys TYPE)
  *   pairs    (key, value) records, packed with no padding (--values TYPE)
  *   records  fixed-size records of any size with the key at a byte offset
- *            (--record-size BYTES --key-offset BYTES)
- * Keys and values are stored in the machine's byte order (little-endian on x86 and Arm). */
+ *            (--record-size BYTES --key-offset BYTES), or by a composite key (--key)
+ * Keys and values are stored in the machine's byte order (little-endian on x86 and Arm)
+ * unless their type says big-endian. */
 #ifndef GS_IO_LAYOUT_H
 #define GS_IO_LAYOUT_H
 
@@ -12,19 +13,27 @@
 #include <stddef.h>
 
 #include "gpusort.h"
+#include "prim/key_spec.h"
 #include "prim/keys.h"
 
 typedef enum { GS_LAYOUT_KEYS, GS_LAYOUT_PAIRS, GS_LAYOUT_RECORDS } gs_layout_kind;
 
 enum { GS_MAX_RECORD_BYTES = 1 << 20 };
 
+/* `keyed`: the key or value is of another form than the six GPU types, or the key is
+ * composite; the layout is then sorted by `spec` (prim/key_spec.h), and `key` is GS_KEY_U64,
+ * the type of the normalized form's words. */
 typedef struct {
   gs_layout_kind kind;
   gs_key_type key;
-  gs_key_type value;     /* pairs */
+  gs_key_type value;     /* pairs (when not keyed) */
   unsigned record_bytes; /* every kind: the size of one record */
   unsigned key_offset;   /* every kind: where the key starts in a record */
   unsigned value_offset; /* pairs: where the value starts */
+  bool keyed;
+  gs_key_spec spec;      /* every layout: the key's parts */
+  char key_name[32];     /* "u16be", "bytes:10", "composite" */
+  char value_name[16];
 } gs_layout;
 
 /* Checks a layout of the public API (its struct_size already dealt with) and fills the

@@ -55,6 +55,17 @@ void gs_order_check_init(gs_order_check *c, gs_key_type key, bool descending, un
   c->sorted = true;
 }
 
+void gs_order_check_init_layout(gs_order_check *c, const gs_layout *l, bool descending, unsigned begin_bit,
+                                unsigned end_bit) {
+  if (!l->keyed) {
+    gs_order_check_init(c, l->key, descending, l->record_bytes, l->key_offset, begin_bit, end_bit);
+    return;
+  }
+  gs_order_check_init(c, GS_KEY_U64, descending, l->record_bytes, 0, 0, 0);
+  c->keyed = true;
+  c->spec = l->spec;
+}
+
 uint64_t gs_order_check_sort_key(const gs_order_check *c, const void *key) {
   uint64_t o = gs_key_ordered(c->key, key);
   if (c->descending) o = ~o;
@@ -67,7 +78,16 @@ typedef struct {
   uint64_t first_bad[64]; /* index within the chunk, per worker; UINT64_MAX if none */
 } order_job;
 
+/* Normalized forms in memcmp order: the whole key, descending folded in. */
+static inline int compare_normalized(const gs_order_check *c, const unsigned char *a, const unsigned char *b) {
+  unsigned char na[GS_KEY_SPEC_MAX_BYTES], nb[GS_KEY_SPEC_MAX_BYTES];
+  gs_key_spec_normalize(&c->spec, c->descending, a, na);
+  gs_key_spec_normalize(&c->spec, c->descending, b, nb);
+  return memcmp(na, nb, c->spec.bytes);
+}
+
 static inline bool out_of_order(const gs_order_check *c, const unsigned char *prev, const unsigned char *next) {
+  if (c->keyed) return compare_normalized(c, prev, next) > 0;
   return gs_order_check_sort_key(c, next) < gs_order_check_sort_key(c, prev);
 }
 
@@ -84,11 +104,25 @@ static void order_range(void *arg, size_t begin, size_t end, unsigned worker) {
   }
 }
 
+static void format_key(const gs_order_check *c, const unsigned char *key, char *buf, size_t size) {
+  if (c->keyed)
+    gs_key_spec_format(&c->spec, key, buf, size);
+  else
+    gs_key_format(c->key, key, buf, size);
+}
+
 static void describe(gs_order_check *c, const unsigned char *prev, const unsigned char *next) {
   char a[64], b[64];
-  gs_key_format(c->key, prev, a, sizeof a);
-  gs_key_format(c->key, next, b, sizeof b);
+  format_key(c, prev, a, sizeof a);
+  format_key(c, next, b, sizeof b);
   snprintf(c->detail, sizeof c->detail, "key %s follows %s", b, a);
+}
+
+static bool last_out_of_order(const gs_order_check *c, const unsigned char *next) {
+  if (!c->keyed) return out_of_order(c, c->last, next);
+  unsigned char normalized[GS_KEY_SPEC_MAX_BYTES];
+  gs_key_spec_normalize(&c->spec, c->descending, next, normalized);
+  return memcmp(c->last_normalized, normalized, c->spec.bytes) > 0;
 }
 
 void gs_order_check_feed(gs_order_check *c, const void *data, size_t bytes) {
@@ -99,10 +133,16 @@ void gs_order_check_feed(gs_order_check *c, const void *data, size_t bytes) {
     return;
   }
   const unsigned char *first_key = p + c->key_offset;
-  if (c->have_last && out_of_order(c, c->last, first_key)) {
+  if (c->have_last && last_out_of_order(c, first_key)) {
     c->sorted = false;
     c->first_bad = c->records;
-    describe(c, c->last, first_key);
+    if (c->keyed) { /* the last record is gone: its normalized form is what is left */
+      char b[64];
+      format_key(c, first_key, b, sizeof b);
+      snprintf(c->detail, sizeof c->detail, "key %s follows a larger one", b);
+    } else {
+      describe(c, c->last, first_key);
+    }
   } else {
     order_job job = {.check = c, .data = p};
     for (int w = 0; w < 64; w++) job.first_bad[w] = UINT64_MAX;
@@ -116,15 +156,18 @@ void gs_order_check_feed(gs_order_check *c, const void *data, size_t bytes) {
       describe(c, first_key + (bad - 1) * c->record_bytes, first_key + bad * c->record_bytes);
     }
   }
-  memcpy(c->last, first_key + (n - 1) * c->record_bytes, c->key->bytes);
+  if (c->keyed)
+    gs_key_spec_normalize(&c->spec, c->descending, first_key + (n - 1) * c->record_bytes, c->last_normalized);
+  else
+    memcpy(c->last, first_key + (n - 1) * c->record_bytes, c->key->bytes);
   c->have_last = true;
   c->records += n;
 }
 
-int gs_argsort_check_init(gs_argsort_check *c, const void *records, uint64_t n, gs_key_type key, bool descending,
-                          unsigned record_bytes, unsigned key_offset, unsigned begin_bit, unsigned end_bit) {
+int gs_argsort_check_init(gs_argsort_check *c, const void *records, uint64_t n, const gs_layout *layout,
+                          bool descending, unsigned begin_bit, unsigned end_bit) {
   memset(c, 0, sizeof *c);
-  gs_order_check_init(&c->order, key, descending, record_bytes, key_offset, begin_bit, end_bit);
+  gs_order_check_init_layout(&c->order, layout, descending, begin_bit, end_bit);
   c->records = records;
   c->n = n;
   c->ok = true;
@@ -149,18 +192,27 @@ void gs_argsort_check_feed(gs_argsort_check *c, const void *indices, size_t coun
       break;
     }
     c->visited[index / 8] |= (unsigned char)(1u << (index % 8));
-    const uint64_t key =
-        gs_order_check_sort_key(&c->order, c->records + index * c->order.record_bytes + c->order.key_offset);
-    if (c->have_last && (key < c->last_key || (key == c->last_key && index < c->last_index))) {
+    const unsigned char *record = c->records + index * c->order.record_bytes + c->order.key_offset;
+    int order; /* of this key against the last one */
+    if (c->order.keyed) {
+      unsigned char normalized[GS_KEY_SPEC_MAX_BYTES];
+      gs_key_spec_normalize(&c->order.spec, c->order.descending, record, normalized);
+      order = memcmp(normalized, c->order.last_normalized, c->order.spec.bytes);
+      memcpy(c->order.last_normalized, normalized, c->order.spec.bytes);
+    } else {
+      const uint64_t key = gs_order_check_sort_key(&c->order, record);
+      order = key < c->last_key ? -1 : key > c->last_key;
+      c->last_key = key;
+    }
+    if (c->have_last && (order < 0 || (order == 0 && index < c->last_index))) {
       c->ok = false;
       snprintf(c->detail, sizeof c->detail, "record %llu at position %llu %s record %llu before it",
                (unsigned long long)index, (unsigned long long)c->seen,
-               key < c->last_key ? "has a key out of order after" : "breaks the input order of equal keys after",
+               order < 0 ? "has a key out of order after" : "breaks the input order of equal keys after",
                (unsigned long long)c->last_index);
       break;
     }
     c->have_last = true;
-    c->last_key = key;
     c->last_index = index;
   }
 }

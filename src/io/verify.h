@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/layout.h"
+#include "prim/key_spec.h"
 #include "prim/keys.h"
 
 typedef struct {
@@ -23,6 +25,9 @@ bool gs_multiset_hash_equal(const gs_multiset_hash *a, const gs_multiset_hash *b
 
 typedef struct {
   const gs_key_info *key;
+  bool keyed;            /* compare normalized forms of `spec` (key_offset 0, no bit range) */
+  gs_key_spec spec;
+  unsigned char last_normalized[GS_KEY_SPEC_MAX_BYTES];
   bool descending;
   unsigned record_bytes, key_offset;
   unsigned begin_bit;    /* compare ordered-key bits [begin_bit, begin_bit + width) */
@@ -39,6 +44,11 @@ typedef struct {
  * descending, on ordered-key bits [begin_bit, end_bit) (0, 0: all bits). */
 void gs_order_check_init(gs_order_check *c, gs_key_type key, bool descending, unsigned record_bytes,
                          unsigned key_offset, unsigned begin_bit, unsigned end_bit);
+
+/* The order of a layout: its key (keyed layouts: by their normalized form, without a bit
+ * range) in the given direction and bit range. */
+void gs_order_check_init_layout(gs_order_check *c, const gs_layout *layout, bool descending, unsigned begin_bit,
+                                unsigned end_bit);
 
 /* The value records are ordered by: a key's ordered bits in the check's direction and range. */
 uint64_t gs_order_check_sort_key(const gs_order_check *c, const void *key);
@@ -59,8 +69,8 @@ typedef struct {
   char detail[200];
 } gs_argsort_check;
 
-int gs_argsort_check_init(gs_argsort_check *c, const void *records, uint64_t n, gs_key_type key, bool descending,
-                          unsigned record_bytes, unsigned key_offset, unsigned begin_bit, unsigned end_bit);
+int gs_argsort_check_init(gs_argsort_check *c, const void *records, uint64_t n, const gs_layout *layout,
+                          bool descending, unsigned begin_bit, unsigned end_bit);
 void gs_argsort_check_feed(gs_argsort_check *c, const void *indices, size_t count, unsigned index_bytes);
 /* True if the indices fed so far are the whole, stably ordered permutation. */
 bool gs_argsort_check_done(gs_argsort_check *c);

@@ -117,7 +117,7 @@ static void report_sort(const gs_sort_engine *e, gpusort_report *report) {
   s[GPUSORT_STAGE_WRITE] += t->write;
   s[GPUSORT_STAGE_ASSEMBLE] += t->assemble;
   s[GPUSORT_STAGE_VERIFY] += t->verify;
-  report->passes = t->gpu.passes;
+  report->passes = e->passes > t->gpu.passes ? e->passes : t->gpu.passes; /* keyed layouts: all rounds */
   report->histogram_seconds = t->gpu.histogram;
   for (unsigned p = 0; p < t->gpu.passes && p < 8; p++) report->pass_seconds[p] = t->gpu.pass[p];
 }
@@ -228,7 +228,8 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
   gs_layout_unit(&r->layout, unit, sizeof unit);
   /* pairs and large records are read through the mapping; keys and small records from the file */
   const unsigned R = r->layout.record_bytes;
-  const bool mapped_reads = r->layout.kind == GS_LAYOUT_PAIRS || (r->layout.kind == GS_LAYOUT_RECORDS && (R % 4 || R > 64));
+  const bool mapped_reads = r->layout.keyed || r->layout.kind == GS_LAYOUT_PAIRS ||
+                            (r->layout.kind == GS_LAYOUT_RECORDS && (R % 4 || R > 64));
   const input_spec spec = {input, output, flags.overwrite, R, unit, mapped_reads};
   gs_input in;
   gs_output out = {.fd = -1};
@@ -244,10 +245,15 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
   report->stage_seconds[GPUSORT_STAGE_SETUP] += gs_now() - planning;
   if (!rc) {
     gs_progress_begin(c, n <= capacity ? in.bytes + n * out_bytes : 3 * in.bytes + n * out_bytes);
-    if (n <= capacity) {
+    if (n > capacity && r->layout.keyed) {
+      rc = gs_fail(GPUSORT_ERROR_TOO_LARGE,
+                   "%s: %llu records with %s keys; keys of this form are sorted in core only, and %llu records fit "
+                   "the memory budget",
+                   in.name, (unsigned long long)n, r->layout.key_name, (unsigned long long)capacity);
+    } else if (n <= capacity) {
       rc = sort_in_core(c, &in, n, r, &out, &emitter, &engine, report);
       /* the device holds less than it said: out of core after all */
-      if (rc == GPUSORT_ERROR_OUT_OF_MEMORY && out.written == 0) {
+      if (rc == GPUSORT_ERROR_OUT_OF_MEMORY && out.written == 0 && !r->layout.keyed) {
         gs_sort_engine_free(&engine);
         rc = sort_out_of_core(c, &in, n, r, output, &out, &emitter, report, c->budget / 2);
       }

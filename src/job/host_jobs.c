@@ -51,7 +51,7 @@ int gs_file_check(const char *input, const gs_layout *layout, bool descending, u
   int rc = gs_input_open(&in, input);
   if (rc) return rc;
   gs_order_check order;
-  gs_order_check_init(&order, layout->key, descending, layout->record_bytes, layout->key_offset, begin_bit, end_bit);
+  gs_order_check_init_layout(&order, layout, descending, begin_bit, end_bit);
   if (in.is_stream) {
     uint64_t bytes = 0;
     rc = check_stream(&in, &order, layout->record_bytes, &bytes);

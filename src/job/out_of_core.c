@@ -590,12 +590,11 @@ int gs_out_of_core_sort(const gs_out_of_core_job *job) {
   }
   if (!rc && o->verify) {
     if (o->argsort) {
-      if (gs_argsort_check_init(&o->argsort_check, job->input->data, job->n, r->layout.key, r->descending,
-                                r->layout.record_bytes, r->layout.key_offset, r->begin_bit, r->end_bit) != 0)
+      if (gs_argsort_check_init(&o->argsort_check, job->input->data, job->n, &r->layout, r->descending, r->begin_bit,
+                                r->end_bit) != 0)
         rc = gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
     } else {
-      gs_order_check_init(&o->order, r->layout.key, r->descending, r->layout.record_bytes, r->layout.key_offset,
-                          r->begin_bit, r->end_bit);
+      gs_order_check_init_layout(&o->order, &r->layout, r->descending, r->begin_bit, r->end_bit);
     }
     if (!rc && job->out->direct) {
       const unsigned out_bytes = o->argsort ? o->index_bytes : o->input.bytes;

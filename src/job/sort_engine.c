@@ -1,5 +1,7 @@
 #include "job/sort_engine.h"
 
+#include "job/normalized_sort.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@ enum { SCRATCH_BYTES = 32 << 20 };
 
 static gs_output_kind output_kind(const gs_sort_request *r) {
   if (r->argsort) return GS_OUT_INDICES;
+  if (r->layout.keyed) return GS_OUT_RECORDS; /* put in order on the host, by index */
   switch (r->layout.kind) {
   case GS_LAYOUT_PAIRS: return r->values_only ? GS_OUT_VALUES : GS_OUT_PAIRS;
   case GS_LAYOUT_RECORDS: return GS_OUT_RECORDS;
@@ -42,6 +45,11 @@ static unsigned output_bytes(const gs_sort_request *r) {
 }
 
 uint64_t gs_sort_engine_max_records(gs_context *ctx, const gs_sort_request *r) {
+  if (r->layout.keyed) { /* the GPU sorts the normalized form's words with indices */
+    gs_sort_request words;
+    gs_normalized_word_request(&words);
+    return gs_sort_engine_max_records(ctx, &words);
+  }
   return gs_radix_sort_max_keys(&ctx->dev, r->layout.key, gpu_value_bytes(r), true);
 }
 
@@ -100,11 +108,21 @@ static gs_radix_sort *sorter_of(gs_context *ctx, const gs_sort_request *r) {
 }
 
 uint64_t gs_sort_engine_bytes(gs_context *ctx, const gs_sort_request *r, uint64_t capacity) {
+  if (r->layout.keyed) {
+    gs_sort_request words;
+    gs_normalized_word_request(&words);
+    return gs_sort_engine_bytes(ctx, &words, capacity);
+  }
   const gs_radix_sort *sorter = sorter_of(ctx, r);
   return engine_bytes(ctx, r, capacity, choose_gather(ctx, r, capacity, sorter), sorter);
 }
 
 uint64_t gs_sort_engine_capacity(gs_context *ctx, const gs_sort_request *r, uint64_t budget) {
+  if (r->layout.keyed) {
+    gs_sort_request words;
+    gs_normalized_word_request(&words);
+    return gs_sort_engine_capacity(ctx, &words, budget);
+  }
   const gs_radix_sort *sorter = sorter_of(ctx, r);
   uint64_t lo = 0, hi = gs_sort_engine_max_records(ctx, r);
   while (lo < hi) { /* the largest capacity whose memory fits */
@@ -190,9 +208,18 @@ int gs_sort_engine_init(gs_sort_engine *e, gs_context *ctx, const gs_sort_reques
   e->out_bytes = output_bytes(r);
   e->capacity = capacity;
   const double start = gs_now();
+  int rc;
+  if (r->layout.keyed) {
+    if (r->begin_bit || r->end_bit)
+      return gs_fail(GPUSORT_ERROR_USAGE, "bit ranges apply to keys of the types u32, i32, f32, u64, i64 and f64");
+    if (!(e->normalized = calloc(1, sizeof *e->normalized)) || !(e->scratch = malloc(SCRATCH_BYTES)))
+      return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    rc = gs_normalized_sort_init(e->normalized, ctx, &r->layout, r->descending, capacity);
+    e->times.setup += gs_now() - start;
+    return rc;
+  }
   gs_radix_sort_config config = {.key = r->layout.key, .descending = r->descending, .value_bytes = e->gpu_value_bytes};
   gs_radix_sort *sorter;
-  int rc;
   if ((rc = gs_context_sorter(ctx, &config, &sorter)) ||
       (rc = gs_radix_sort_passes(sorter, r->begin_bit, r->end_bit, &e->passes)))
     return rc;
@@ -320,14 +347,35 @@ static int start_verification(gs_sort_engine *e) {
   gs_argsort_check_free(&e->argsort);
   memset(&e->input_hash, 0, sizeof e->input_hash);
   if (e->kind == GS_OUT_INDICES) {
-    if (gs_argsort_check_init(&e->argsort, e->records, e->n, L->key, r->descending, L->record_bytes, L->key_offset,
-                              r->begin_bit, r->end_bit) != 0)
+    if (gs_argsort_check_init(&e->argsort, e->records, e->n, L, r->descending, r->begin_bit, r->end_bit) != 0)
       return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
   } else {
     gs_multiset_hash_add(&e->input_hash, e->records, e->n * L->record_bytes, L->record_bytes);
   }
   e->times.verify += gs_now() - t0;
   return GPUSORT_OK;
+}
+
+int gs_sort_engine_replan(gs_sort_engine *e) {
+  return gs_radix_sort_passes(e->sorter, e->request->begin_bit, e->request->end_bit, &e->passes);
+}
+
+/* Keyed layouts: the records' order from their normalized forms, on the host's side of the
+ * engine (the records stay in host memory and are put in order there). */
+static int sort_normalized(gs_sort_engine *e) {
+  gs_normalized_sort *s = e->normalized;
+  const gs_sort_times before = s->words_engine.times;
+  int rc = gs_normalized_sort_run(s, e->records, e->n);
+  const gs_sort_times *t = &s->words_engine.times;
+  e->times.setup += t->setup - before.setup;
+  e->times.read += t->read - before.read + s->normalize_seconds;
+  e->times.upload += t->upload - before.upload;
+  e->times.sort += t->sort - before.sort;
+  e->times.download += t->download - before.download + t->write - before.write;
+  e->times.gpu = s->gpu;
+  e->passes = s->passes;
+  s->normalize_seconds = 0;
+  return rc;
 }
 
 int gs_sort_engine_sort(gs_sort_engine *e, const gs_record_source *source, uint64_t n) {
@@ -339,13 +387,15 @@ int gs_sort_engine_sort(gs_sort_engine *e, const gs_record_source *source, uint6
   free(e->records_copy);
   e->records_copy = NULL;
   int rc;
-  gs_trace("uploading %llu records", (unsigned long long)n);
-  const int uploaded = upload(e);
-  const double upload_end = gs_now();
-  gs_trace("uploaded");
-  if ((rc = finish_allocation(e)) || (rc = uploaded)) return rc;
-  gs_trace("work buffers allocated");
-  e->times.setup += gs_now() - upload_end; /* the allocation outlasting the upload */
+  if (!e->normalized) { /* (keyed layouts upload their normalized forms as they sort) */
+    gs_trace("uploading %llu records", (unsigned long long)n);
+    const int uploaded = upload(e);
+    const double upload_end = gs_now();
+    gs_trace("uploaded");
+    if ((rc = finish_allocation(e)) || (rc = uploaded)) return rc;
+    gs_trace("work buffers allocated");
+    e->times.setup += gs_now() - upload_end; /* the allocation outlasting the upload */
+  }
   if (r->verify && e->kind != GS_OUT_VALUES && (rc = start_verification(e))) return rc;
   if (r->input_may_change && e->kind == GS_OUT_RECORDS && !e->gpu_gather) {
     /* host gathering reads the input by index while the output overwrites it: read a copy */
@@ -354,7 +404,7 @@ int gs_sort_engine_sort(gs_sort_engine *e, const gs_record_source *source, uint6
     gs_parallel_memcpy(e->records_copy, e->records, n * r->layout.record_bytes);
     e->records = e->records_copy;
   }
-  rc = sort_on_gpu(e);
+  rc = e->normalized ? sort_normalized(e) : sort_on_gpu(e);
   gs_trace("sorted");
   return rc;
 }
@@ -464,7 +514,7 @@ int gs_sort_engine_emit(gs_sort_engine *e, bool verify, gs_bytes_sink sink, void
   const gs_layout *L = &r->layout;
   e->checking = verify && e->kind != GS_OUT_VALUES;
   if (e->checking && e->kind != GS_OUT_INDICES) {
-    gs_order_check_init(&e->order, L->key, r->descending, L->record_bytes, L->key_offset, r->begin_bit, r->end_bit);
+    gs_order_check_init_layout(&e->order, L, r->descending, r->begin_bit, r->end_bit);
     memset(&e->output_hash, 0, sizeof e->output_hash);
   }
   gs_field fields[2] = {{e->sorted_keys, 0, e->key_bytes}};
@@ -474,6 +524,17 @@ int gs_sort_engine_emit(gs_sort_engine *e, bool verify, gs_bytes_sink sink, void
   if (e->kind == GS_OUT_VALUES) fields[0] = (gs_field){e->sorted_values, 0, e->gpu_value_bytes};
   if (e->gpu_gather) fields[0] = (gs_field){gs_buffer_range(&e->gathered_out), 0, L->record_bytes};
   emission m = {e, sink, sink_ctx};
+  if (e->normalized) { /* the order is in host memory */
+    const double t0 = gs_now(), assemble_before = e->times.assemble, verify_before = e->times.verify;
+    const size_t chunk = SCRATCH_BYTES / 4;
+    int rc = GPUSORT_OK;
+    for (uint64_t first = 0; first < e->n && !rc; first += chunk) {
+      const void *fields[1] = {e->normalized->order + first};
+      rc = sink_chunk(&m, fields, e->n - first < chunk ? e->n - first : chunk);
+    }
+    e->times.write += gs_now() - t0 - (e->times.verify - verify_before) - (e->times.assemble - assemble_before);
+    return rc;
+  }
   gs_transfer_stats stats = {0};
   const double verify_before = e->times.verify, assemble_before = e->times.assemble;
   gs_trace("downloading");
@@ -504,6 +565,10 @@ int gs_sort_engine_verdict(gs_sort_engine *e) {
 void gs_sort_engine_free(gs_sort_engine *e) {
   if (!e->ctx) return;
   gs_device *dev = &e->ctx->dev;
+  if (e->normalized) {
+    gs_normalized_sort_free(e->normalized);
+    free(e->normalized);
+  }
   join_allocation(e);
   gs_submitter_destroy(dev, &e->submitter);
   gs_stager_destroy(&e->staging);

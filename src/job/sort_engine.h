@@ -55,9 +55,12 @@ typedef struct {
   const char *name; /* the file, for errors */
 } gs_record_source;
 
+struct gs_normalized_sort;
+
 typedef struct {
   gs_context *ctx;
   const gs_sort_request *request;
+  struct gs_normalized_sort *normalized; /* keyed layouts: the sort by normalized forms */
   const gs_radix_sort *sorter;
   gs_output_kind kind;
   unsigned key_bytes;
@@ -101,6 +104,9 @@ uint64_t gs_sort_engine_capacity(gs_context *ctx, const gs_sort_request *request
 
 /* Pipelines, buffers and staging for batches of up to `capacity` records. */
 int gs_sort_engine_init(gs_sort_engine *e, gs_context *ctx, const gs_sort_request *request, uint64_t capacity);
+
+/* After the request's bit range changed: the passes it takes. */
+int gs_sort_engine_replan(gs_sort_engine *e);
 
 /* Uploads and sorts n records (n <= capacity). With request->verify, starts the checks that
  * the next emit finishes. */

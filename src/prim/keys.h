@@ -54,7 +54,7 @@ static inline uint64_t gs_ordered_from_bits(gs_key_kind kind, unsigned bytes, ui
   switch (kind) {
   case GS_KEY_KIND_SIGNED: return bits ^ sign;
   case GS_KEY_KIND_FLOAT: {
-    const uint64_t all = bytes == 8 ? UINT64_MAX : UINT32_MAX;
+    const uint64_t all = bytes == 8 ? UINT64_MAX : ((uint64_t)1 << (bytes * 8)) - 1;
     return (bits & sign) ? (~bits & all) : (bits | sign);
   }
   default: return bits;
@@ -66,7 +66,7 @@ static inline uint64_t gs_bits_from_ordered(gs_key_kind kind, unsigned bytes, ui
   switch (kind) {
   case GS_KEY_KIND_SIGNED: return ordered ^ sign;
   case GS_KEY_KIND_FLOAT: {
-    const uint64_t all = bytes == 8 ? UINT64_MAX : UINT32_MAX;
+    const uint64_t all = bytes == 8 ? UINT64_MAX : ((uint64_t)1 << (bytes * 8)) - 1;
     return (ordered & sign) ? (ordered ^ sign) : (~ordered & all);
   }
   default: return ordered;

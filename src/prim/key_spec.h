@@ -1,0 +1,86 @@
+/* Keys of any form: narrow and half types, big-endian integers and floats, byte strings, and
+ * composite keys of several parts with their own directions.
+ *
+ * Every such key has a *normalized form*: a byte string whose memcmp order is the key's
+ * order. Each part contributes its ordered bits (keys.h: unsigned unchanged, signed with the
+ * sign bit flipped, floats in IEEE 754 totalOrder) written most significant byte first, or
+ * its bytes as they are (bytes:N); a descending part is complemented. The GPU sorts the
+ * normalized form 64 bits at a time, least significant word first (src/job/sort_engine.c),
+ * and the host checks orders by comparing normalized forms (src/io/verify.c). */
+#ifndef GS_PRIM_KEY_SPEC_H
+#define GS_PRIM_KEY_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpusort.h"
+#include "prim/keys.h"
+
+enum {
+  GS_KEY_SPEC_MAX_PARTS = 16,
+  GS_KEY_SPEC_MAX_BYTES = 128, /* of the normalized form, and of a bytes:N key */
+};
+
+typedef enum { GS_PART_UNSIGNED, GS_PART_SIGNED, GS_PART_FLOAT, GS_PART_BYTES } gs_part_kind;
+
+/* A field type: one of the public gpusort_type values (bytes:N has bytes 0 here). */
+typedef struct {
+  const char *name;  /* "u16be" */
+  unsigned bytes;    /* 1, 2, 4 or 8; 0 for bytes:N */
+  gs_part_kind kind;
+  bool big_endian;
+} gs_field_type;
+
+/* The type of a public gpusort_type value, or NULL for NONE and unknown values. */
+const gs_field_type *gs_field_type_of(gpusort_type type);
+
+/* Parses a type name: the library's ("u16", "f32be", "bytes") and NumPy's ("uint16",
+ * "float16"). Returns 0, or -1 for an unknown name. */
+int gs_field_type_from_name(const char *name, gpusort_type *type);
+
+/* Every type name, comma-separated, for messages. */
+const char *gs_field_type_names(void);
+
+typedef struct {
+  unsigned offset; /* in the record */
+  unsigned bytes;  /* of the field */
+  gs_part_kind kind;
+  bool big_endian;
+  bool descending;
+  gpusort_type type;
+} gs_key_part;
+
+typedef struct {
+  unsigned count;
+  gs_key_part parts[GS_KEY_SPEC_MAX_PARTS];
+  unsigned bytes; /* of the normalized form: the parts' bytes together */
+} gs_key_spec;
+
+/* Writes the normalized form of the key of `record` (spec->bytes bytes) to out; `descending`
+ * complements the whole of it, on top of each part's own direction. */
+static inline void gs_key_spec_normalize(const gs_key_spec *s, bool descending, const unsigned char *record,
+                                         unsigned char *out) {
+  for (unsigned p = 0; p < s->count; p++) {
+    const gs_key_part *part = &s->parts[p];
+    const unsigned char *field = record + part->offset;
+    const unsigned w = part->bytes;
+    if (part->kind == GS_PART_BYTES) {
+      memcpy(out, field, w);
+    } else {
+      uint64_t bits = 0;
+      for (unsigned b = 0; b < w; b++) /* little-endian unless big_endian */
+        bits |= (uint64_t)field[part->big_endian ? w - 1 - b : b] << (8 * b);
+      const uint64_t ordered = gs_ordered_from_bits((gs_key_kind)part->kind, w, bits);
+      for (unsigned b = 0; b < w; b++) out[b] = (unsigned char)(ordered >> (8 * (w - 1 - b)));
+    }
+    if (part->descending != descending)
+      for (unsigned b = 0; b < w; b++) out[b] = (unsigned char)~out[b];
+    out += w;
+  }
+}
+
+/* The key of a record as text, part by part ("3, 0x41424344"), for messages. */
+void gs_key_spec_format(const gs_key_spec *s, const unsigned char *record, char *buf, size_t size);
+
+#endif
