@@ -34,10 +34,10 @@ extern "C" {
 #endif
 
 #define GPUSORT_VERSION_MAJOR 0
-#define GPUSORT_VERSION_MINOR 2
+#define GPUSORT_VERSION_MINOR 3
 #define GPUSORT_VERSION_PATCH 0
 #define GPUSORT_VERSION_NUMBER (GPUSORT_VERSION_MAJOR * 10000 + GPUSORT_VERSION_MINOR * 100 + GPUSORT_VERSION_PATCH)
-#define GPUSORT_VERSION_STRING "0.2.0"
+#define GPUSORT_VERSION_STRING "0.3.0"
 
 /* Initializer of a struct whose fields all default to zero but struct_size (in C++, a value
  * built by a function, so that -Wmissing-field-initializers has nothing to say). */

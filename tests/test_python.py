@@ -204,8 +204,10 @@ class Sorts(unittest.TestCase):
 
     def test_every_type_size_distribution(self):
         for dtype in gpusort.SORT_DTYPES:
-            for n in SIZES:
-                for dist in DISTRIBUTIONS:
+            # the library's other key forms share one path (normalized forms): fewer cases
+            native = dtype.itemsize >= 4
+            for n in SIZES if native else (0, 1, 9, 3001):
+                for dist in DISTRIBUTIONS if native else ("random", "few"):
                     where = f"{dtype} n={n} {dist}"
                     with self.subTest(where):
                         self.check(make(dtype, n, dist, seed=n * 7 + len(dist)), where)
@@ -217,7 +219,7 @@ class Sorts(unittest.TestCase):
 
     def test_big_endian(self):
         for dtype in (">u2", ">i2", ">u4", ">i4", ">f4", ">u8", ">i8", ">f8"):
-            for dist in DISTRIBUTIONS:
+            for dist in ("random", "few"):
                 a = make(np.dtype(dtype).newbyteorder("="), 3001, dist, seed=len(dist)).astype(dtype)
                 with self.subTest(dtype=dtype, dist=dist):
                     self.assertEqual(gpusort.sort(a).dtype, np.dtype(dtype))

@@ -108,6 +108,12 @@ int gs_emit(gs_emitter *e, const void *data, size_t bytes) {
   return task.status;
 }
 
+void *gs_emit_place(gs_emitter *e, size_t bytes) {
+  gs_output *out = e->out;
+  if (!out || !gs_output_map(out) || out->written + bytes > out->map_bytes) return NULL;
+  return out->map + out->written;
+}
+
 uint64_t gs_emitter_digest(gs_emitter *e) {
   stop_hashing(e, false);
   gs_trace("output hashed in %.1f ms, written in %.1f ms", e->checksum_seconds * 1e3, e->write_seconds * 1e3);

@@ -25,6 +25,9 @@ typedef struct {
 
 int gs_emitter_init(gs_emitter *e, gs_output *out);
 int gs_emit(gs_emitter *e, const void *data, size_t bytes);
+/* Where the next `bytes` of a mapped output go: a caller may build them there and then pass
+ * that pointer to gs_emit, which copies nothing. NULL where the output is not mapped. */
+void *gs_emit_place(gs_emitter *e, size_t bytes);
 /* The checksum of everything emitted; waits for the hashing thread, so a mapped output must
  * stay mapped until this returns. */
 uint64_t gs_emitter_digest(gs_emitter *e);

@@ -3,17 +3,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prim/gather.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/knobs.h"
 #include "util/parallel.h"
+#include "util/trace.h"
 
-enum { PAIR_BYTES = 12, MAX_WORKERS = 64 };
+enum { MAX_WORKERS = 64, MAX_WORDS = GS_NORMALIZED_MAX_WORDS };
 
-void gs_normalized_word_request(gs_sort_request *w) {
-  memset(w, 0, sizeof *w);
-  w->layout = (gs_layout){.kind = GS_LAYOUT_PAIRS, .key = GS_KEY_U64, .value = GS_KEY_U32, .record_bytes = PAIR_BYTES,
-                          .value_offset = 8};
-  w->values_only = true;
+static unsigned words_of(const gs_layout *layout) { return (layout->spec.bytes + 7) / 8; }
+
+uint64_t gs_normalized_sort_max_records(gs_context *ctx) {
+  const uint64_t sort = gs_radix_sort_max_keys(&ctx->dev, GS_KEY_U64, 4, true);
+  /* rounds after the first gather 64-bit words by index: all of them in one binding */
+  uint64_t gather = sort;
+  while (gather && !gs_gather_fits(&ctx->dev, gather, 8)) gather /= 2;
+  return sort < gather ? sort : gather;
+}
+
+/* Device: the columns, a gathered column and the sort's second keys, two index arrays, the
+ * state block; staging for the columns; host: the columns and the order. */
+uint64_t gs_normalized_sort_bytes(gs_context *ctx, const gs_layout *layout, uint64_t capacity) {
+  const uint64_t n = capacity ? capacity : 1, columns = n * 8 * words_of(layout);
+  const uint64_t state = 8192 + 2 * (n / 256 + 2) * 1024;
+  return columns + 2 * n * 8 + 2 * n * 4 + state + gs_stager_bytes(columns, gs_context_staging_slot(ctx));
 }
 
 int gs_normalized_sort_init(gs_normalized_sort *s, gs_context *ctx, const gs_layout *layout, bool descending,
@@ -23,120 +37,241 @@ int gs_normalized_sort_init(gs_normalized_sort *s, gs_context *ctx, const gs_lay
   s->spec = layout->spec;
   s->descending = descending;
   s->record_bytes = layout->record_bytes;
-  s->words = (layout->spec.bytes + 7) / 8;
+  s->words = words_of(layout);
   s->capacity = capacity;
-  gs_normalized_word_request(&s->word_request);
+  const double start = gs_now();
+  gs_device *dev = &ctx->dev;
   const uint64_t n = capacity ? capacity : 1;
-  if (!(s->columns = malloc(n * s->words * 8)) || !(s->pairs = malloc(n * PAIR_BYTES)) ||
-      !(s->order = malloc(n * 4)))
-    return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory for the keys' normalized forms");
-  return gs_sort_engine_init(&s->words_engine, ctx, &s->word_request, capacity);
+  gs_radix_sort_config config = {.key = GS_KEY_U64, .value_bytes = 4};
+  int rc;
+  if (capacity > gs_normalized_sort_max_records(ctx))
+    return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%llu records are more than one sort of %s keys takes on %s",
+                   (unsigned long long)capacity, layout->key_name, dev->info.name);
+  if ((rc = gs_context_sorter(ctx, &config, &s->sorter))) return rc;
+  const uint64_t limit = gs_radix_sort_segment_limit(s->sorter);
+  s->segment_keys = ctx->config.submit_keys && ctx->config.submit_keys < limit ? ctx->config.submit_keys : limit;
+  if (capacity > s->segment_keys && (rc = gs_radix_sort_enable_segments(s->sorter))) return rc;
+  const uint64_t column_bytes = n * 8 * s->words;
+  if ((rc = gs_context_check_budget(ctx, gs_normalized_sort_bytes(ctx, layout, capacity), "the sort")) ||
+      (rc = gs_buffer_create(dev, &s->columns, column_bytes, GS_MEM_DEVICE, "the keys' normalized forms")) ||
+      (rc = gs_buffer_create(dev, &s->gathered, n * 8, GS_MEM_DEVICE, "a word of the keys in order")) ||
+      (rc = gs_buffer_create(dev, &s->keys_tmp, n * 8, GS_MEM_DEVICE, "the sort's second key buffer")) ||
+      (rc = gs_buffer_create(dev, &s->order[0], n * 4, GS_MEM_DEVICE, "the records' order")) ||
+      (rc = gs_buffer_create(dev, &s->order[1], n * 4, GS_MEM_DEVICE, "the records' order")) ||
+      (rc = gs_buffer_create(dev, &s->state, gs_radix_sort_state_bytes(s->sorter, n), GS_MEM_DEVICE,
+                             "the sort's histograms and look-back descriptors")) ||
+      (rc = gs_stager_create_sized(dev, &s->staging, GS_MEM_READBACK, column_bytes, gs_context_staging_slot(ctx))) ||
+      (rc = gs_submitter_init(dev, &s->submitter, "the GPU sort")))
+    return rc;
+  s->staging.progress = gs_progress_count;
+  s->staging.progress_ctx = ctx;
+  if (!(s->order_host = malloc(n * 4))) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
+  s->setup_seconds += gs_now() - start;
+  gs_trace("normalized sort: pipelines and buffers ready");
+  return GPUSORT_OK;
 }
 
 typedef struct {
-  const gs_normalized_sort *s;
+  const gs_key_spec *spec;
+  bool descending;
+  unsigned record_bytes;
+  gs_normalized_forms *f;
   const unsigned char *records;
-  uint64_t *columns;
-  uint64_t reference[GS_KEY_SPEC_MAX_BYTES / 8]; /* record 0's words */
-  uint64_t varying[MAX_WORKERS][GS_KEY_SPEC_MAX_BYTES / 8];
+  uint64_t reference[MAX_WORDS]; /* record 0's words */
+  uint64_t varying[MAX_WORKERS][MAX_WORDS];
 } normalize_job;
 
-static void load_words(const gs_normalized_sort *s, const unsigned char *record, uint64_t *words) {
-  unsigned char form[GS_KEY_SPEC_MAX_BYTES + 8] = {0};
-  gs_key_spec_normalize(&s->spec, s->descending, record, form);
-  for (unsigned w = 0; w < s->words; w++) {
-    uint64_t v = 0;
-    for (unsigned b = 0; b < 8; b++) v = v << 8 | form[8 * w + b];
-    words[w] = v;
+static void load_words(const normalize_job *j, const unsigned char *record, uint64_t *words) {
+  unsigned char form[GS_KEY_SPEC_MAX_BYTES + 8];
+  gs_key_spec_normalize(j->spec, j->descending, record, form);
+  memset(form + j->spec->bytes, 0, 8 * j->f->words - j->spec->bytes);
+  for (unsigned w = 0; w < j->f->words; w++) {
+    uint64_t v;
+    memcpy(&v, form + 8 * w, 8);
+    words[w] = __builtin_bswap64(v); /* most significant byte first */
   }
 }
 
 static void normalize_range(void *arg, size_t begin, size_t end, unsigned worker) {
   normalize_job *j = arg;
-  const gs_normalized_sort *s = j->s;
+  gs_normalized_forms *f = j->f;
   uint64_t *varying = j->varying[worker];
   for (size_t i = begin; i < end; i++) {
-    uint64_t words[GS_KEY_SPEC_MAX_BYTES / 8];
-    load_words(s, j->records + i * s->record_bytes, words);
-    for (unsigned w = 0; w < s->words; w++) {
-      j->columns[w * s->capacity + i] = words[w];
+    uint64_t words[MAX_WORDS];
+    load_words(j, j->records + i * j->record_bytes, words);
+    for (unsigned w = 0; w < f->words; w++) {
+      f->columns[w * f->n + i] = words[w];
       varying[w] |= words[w] ^ j->reference[w];
     }
   }
 }
 
-typedef struct {
-  const uint64_t *column;
-  const uint32_t *order; /* NULL: the first round, records in input order */
-  unsigned char *pairs;
-} pairs_job;
-
-static void pairs_range(void *arg, size_t begin, size_t end, unsigned worker) {
-  (void)worker;
-  pairs_job *j = arg;
-  for (size_t i = begin; i < end; i++) {
-    const uint32_t index = j->order ? j->order[i] : (uint32_t)i;
-    memcpy(j->pairs + i * PAIR_BYTES, &j->column[index], 8);
-    memcpy(j->pairs + i * PAIR_BYTES + 8, &index, 4);
+int gs_normalized_forms_compute(gs_normalized_forms *f, const gs_layout *layout, bool descending,
+                                const unsigned char *records, uint64_t n) {
+  const double start = gs_now();
+  memset(f, 0, sizeof *f);
+  f->n = n;
+  f->words = words_of(layout);
+  normalize_job *job = calloc(1, sizeof *job);
+  if (!job || !(f->columns = malloc((n ? n : 1) * 8 * f->words))) {
+    free(job);
+    return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory for the keys' normalized forms");
   }
-}
-
-static int take_order(void *ctx, const void *data, size_t bytes) {
-  unsigned char **cursor = ctx;
-  memcpy(*cursor, data, bytes);
-  *cursor += bytes;
+  *job = (normalize_job){.spec = &layout->spec, .descending = descending, .record_bytes = layout->record_bytes, .f = f,
+                         .records = records};
+  if (n) load_words(job, records, job->reference);
+  gs_parallel_for(n, 1 << 14, normalize_range, job);
+  for (unsigned w = 0; w < f->words; w++)
+    for (int k = 0; k < MAX_WORKERS; k++) f->varying[w] |= job->varying[k][w];
+  free(job);
+  f->seconds = gs_now() - start;
   return GPUSORT_OK;
 }
 
-int gs_normalized_sort_run(gs_normalized_sort *s, const unsigned char *records, uint64_t n) {
+void gs_normalized_forms_free(gs_normalized_forms *f) {
+  free(f->columns);
+  memset(f, 0, sizeof *f);
+}
+
+/* Ends the submission once it holds enough work (src/prim/device_config.c, submit_keys). */
+static int flush_sort(void *ctx, VkCommandBuffer *cb, uint64_t keys) {
+  gs_normalized_sort *s = ctx;
+  s->keys_since_flush += keys;
+  if (s->keys_since_flush < s->segment_keys) return GPUSORT_OK;
+  s->keys_since_flush = 0;
+  int rc = gs_submitter_flush(&s->ctx->dev, &s->submitter);
+  *cb = gs_submitter_cb(&s->submitter);
+  return rc;
+}
+
+static int take_order(void *ctx, const void *const *data, size_t count) {
+  uint32_t **cursor = ctx;
+  memcpy(*cursor, data[0], count * 4);
+  *cursor += count;
+  return GPUSORT_OK;
+}
+
+/* The rounds, recorded into one submission (split where it grows past submit_keys): each
+ * sorts one word's column, with the records' indices, in place. */
+static int sort_rounds(gs_normalized_sort *s, uint64_t n, const uint64_t *varying, gs_timestamps *ts, int *current) {
+  gs_device *dev = &s->ctx->dev;
+  const gs_gather *gather;
+  int rc;
+  if ((rc = gs_context_gather(s->ctx, &gather)) || (rc = gs_submitter_begin(dev, &s->submitter))) return rc;
+  s->keys_since_flush = 0;
+  *current = -1; /* which order array holds the order so far; none yet: input order */
+  for (unsigned w = s->words; w-- > 0;) {
+    if (!varying[w]) continue; /* the same in every record: the order stays */
+    gs_radix_sort_run run = {.n = n,
+                             .max_n = s->capacity,
+                             .begin_bit = (unsigned)__builtin_ctzll(varying[w]),
+                             .end_bit = 64 - (unsigned)__builtin_clzll(varying[w]),
+                             .index_values = *current < 0,
+                             .corrupt = gs_knobs_get()->test_corrupt,
+                             .segment_keys = s->segment_keys,
+                             .flush = s->ctx->config.submit_keys ? flush_sort : NULL,
+                             .flush_ctx = s};
+    unsigned passes;
+    if ((rc = gs_radix_sort_passes(s->sorter, run.begin_bit, run.end_bit, &passes))) return rc;
+    gs_range keys = gs_subrange(gs_buffer_range(&s->columns), (VkDeviceSize)w * s->capacity * 8, n * 8);
+    VkCommandBuffer cb = gs_submitter_cb(&s->submitter);
+    if (*current >= 0) { /* this word of the records in the order so far */
+      gs_cmd_barrier(cb);
+      if ((rc = gs_gather_record(gather, cb, gs_buffer_range(&s->order[*current]), keys, gs_buffer_range(&s->gathered),
+                                 n, 8)))
+        return rc;
+      keys = gs_buffer_range(&s->gathered);
+    }
+    /* {in, out, tmp} as the sort engine gives them: an even pass count ends in `in` again
+     * (its passes alternate with the other array), an odd one in the other array */
+    const bool odd = passes % 2 == 1;
+    const int in = *current < 0 ? 0 : *current, other = 1 - in;
+    const gs_range tmp = gs_buffer_range(&s->keys_tmp);
+    const gs_range order_in = gs_buffer_range(&s->order[in]), order_other = gs_buffer_range(&s->order[other]);
+    gs_radix_sort_buffers b = {.keys = {keys, odd ? tmp : keys, odd ? keys : tmp},
+                               .values = {order_in, odd ? order_other : order_in, odd ? order_in : order_other},
+                               .state = gs_buffer_range(&s->state)};
+    if ((rc = gs_radix_sort_record(s->sorter, gs_submitter_cb(&s->submitter), &run, &b, &ts[s->rounds]))) return rc;
+    *current = odd ? other : in;
+    s->round_passes[s->rounds++] = passes;
+    s->passes += passes;
+  }
+  return gs_submitter_finish(dev, &s->submitter);
+}
+
+int gs_normalized_sort_run(gs_normalized_sort *s, const unsigned char *records, uint64_t n,
+                           const gs_normalized_forms *forms) {
   if (n > s->capacity) return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: a batch beyond the sort's capacity");
   s->rounds = s->passes = 0;
   memset(&s->gpu, 0, sizeof s->gpu);
   if (n == 0) return GPUSORT_OK;
-  double t0 = gs_now();
-  normalize_job *job = calloc(1, sizeof *job);
-  if (!job) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
-  *job = (normalize_job){.s = s, .records = records, .columns = s->columns};
-  load_words(s, records, job->reference);
-  gs_parallel_for(n, 1 << 14, normalize_range, job);
-  uint64_t varying[GS_KEY_SPEC_MAX_BYTES / 8] = {0};
-  for (int w = 0; w < MAX_WORKERS; w++)
-    for (unsigned k = 0; k < s->words; k++) varying[k] |= job->varying[w][k];
-  free(job);
-  s->normalize_seconds += gs_now() - t0;
-  bool ordered = false; /* s->order holds a round's result */
+  gs_device *dev = &s->ctx->dev;
+  /* 1. the normalized forms, on the host (unless computed ahead) */
   int rc = GPUSORT_OK;
-  for (unsigned w = s->words; w-- > 0 && !rc;) {
-    if (!varying[w]) continue; /* the same in every record: the order stays */
-    const unsigned begin_bit = (unsigned)__builtin_ctzll(varying[w]), end_bit = 64 - (unsigned)__builtin_clzll(varying[w]);
-    t0 = gs_now();
-    pairs_job pj = {s->columns + w * s->capacity, ordered ? s->order : NULL, s->pairs};
-    gs_parallel_for(n, 1 << 15, pairs_range, &pj);
-    s->normalize_seconds += gs_now() - t0;
-    s->word_request.begin_bit = begin_bit;
-    s->word_request.end_bit = end_bit;
-    const gs_record_source source = {.data = s->pairs, .fd = -1};
-    unsigned char *cursor = (unsigned char *)s->order;
-    if ((rc = gs_sort_engine_replan(&s->words_engine)) || (rc = gs_sort_engine_sort(&s->words_engine, &source, n)) ||
-        (rc = gs_sort_engine_emit(&s->words_engine, false, take_order, &cursor)))
-      break;
-    s->rounds++;
-    const gs_radix_sort_times *t = &s->words_engine.times.gpu;
-    for (unsigned p = 0; p < t->passes && s->gpu.passes < GS_RADIX_MAX_PASSES; p++) s->gpu.pass[s->gpu.passes++] = t->pass[p];
-    s->gpu.total += t->total;
-    s->gpu.histogram += t->histogram;
-    s->passes += s->words_engine.passes;
-    ordered = true;
+  if (!forms || forms->n != n || !forms->columns) {
+    gs_normalized_forms_free(&s->forms);
+    gs_layout layout = {.record_bytes = s->record_bytes, .spec = s->spec};
+    if ((rc = gs_normalized_forms_compute(&s->forms, &layout, s->descending, records, n))) return rc;
+    forms = &s->forms;
   }
-  if (!rc && !ordered) /* all keys equal: input order */
-    for (uint64_t i = 0; i < n; i++) s->order[i] = (uint32_t)i;
+  s->normalize_seconds += forms->seconds;
+  const uint64_t *varying = forms->varying;
+  unsigned rounds = 0;
+  for (unsigned w = 0; w < s->words; w++) rounds += varying[w] != 0;
+  if (rounds == 0) { /* all keys equal: input order */
+    for (uint64_t i = 0; i < n; i++) s->order_host[i] = (uint32_t)i;
+    return GPUSORT_OK;
+  }
+  /* 2. the varying columns to the GPU */
+  gs_transfer_stats up = {0};
+  for (unsigned w = 0; w < s->words && !rc; w++) {
+    if (!varying[w]) continue;
+    const gs_range dst = gs_subrange(gs_buffer_range(&s->columns), (VkDeviceSize)w * s->capacity * 8, n * 8);
+    rc = gs_upload(&s->staging, dst, forms->columns + w * n, n * 8, &up);
+  }
+  gs_trace("normalized forms uploaded");
+  s->upload_seconds += up.gpu_seconds;
+  s->upload_host_seconds += up.host_seconds;
+  if (rc) return rc;
+  /* 3. the rounds, on the GPU */
+  gs_timestamps ts[MAX_WORDS];
+  memset(ts, 0, sizeof ts);
+  for (unsigned r = 0; r < rounds && !rc; r++) rc = gs_timestamps_create(dev, &ts[r], GS_RADIX_SORT_TIMESTAMPS);
+  int current = -1;
+  if (!rc) rc = sort_rounds(s, n, varying, ts, &current);
+  for (unsigned r = 0; r < s->rounds && !rc; r++) {
+    gs_radix_sort_times t;
+    if ((rc = gs_radix_sort_collect_times(s->sorter, &ts[r], s->round_passes[r], &t))) break;
+    for (unsigned p = 0; p < t.passes && s->gpu.passes < GS_RADIX_MAX_PASSES; p++) s->gpu.pass[s->gpu.passes++] = t.pass[p];
+    s->gpu.total += t.total;
+    s->gpu.histogram += t.histogram;
+  }
+  for (unsigned r = 0; r < rounds; r++) gs_timestamps_destroy(dev, &ts[r]);
+  if (rc) return rc;
+  s->sort_seconds += s->gpu.total;
+  gs_trace("normalized forms sorted in %u rounds", s->rounds);
+  /* 4. the order back */
+  gs_transfer_stats down = {0};
+  uint32_t *cursor = s->order_host;
+  const gs_field field = {gs_buffer_range(&s->order[current]), 0, 4};
+  rc = gs_download_fields(&s->staging, &field, 1, n, take_order, &cursor, &down);
+  s->download_seconds += down.gpu_seconds;
+  s->download_host_seconds += down.host_seconds;
   return rc;
 }
 
 void gs_normalized_sort_free(gs_normalized_sort *s) {
-  gs_sort_engine_free(&s->words_engine);
-  free(s->columns);
-  free(s->pairs);
-  free(s->order);
+  if (!s->ctx) return;
+  gs_device *dev = &s->ctx->dev;
+  gs_submitter_destroy(dev, &s->submitter);
+  gs_stager_destroy(&s->staging);
+  gs_buffer_destroy(dev, &s->columns);
+  gs_buffer_destroy(dev, &s->gathered);
+  gs_buffer_destroy(dev, &s->keys_tmp);
+  gs_buffer_destroy(dev, &s->order[0]);
+  gs_buffer_destroy(dev, &s->order[1]);
+  gs_buffer_destroy(dev, &s->state);
+  gs_normalized_forms_free(&s->forms);
+  free(s->order_host);
   memset(s, 0, sizeof *s);
 }

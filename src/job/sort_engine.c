@@ -45,11 +45,7 @@ static unsigned output_bytes(const gs_sort_request *r) {
 }
 
 uint64_t gs_sort_engine_max_records(gs_context *ctx, const gs_sort_request *r) {
-  if (r->layout.keyed) { /* the GPU sorts the normalized form's words with indices */
-    gs_sort_request words;
-    gs_normalized_word_request(&words);
-    return gs_sort_engine_max_records(ctx, &words);
-  }
+  if (r->layout.keyed) return gs_normalized_sort_max_records(ctx);
   return gs_radix_sort_max_keys(&ctx->dev, r->layout.key, gpu_value_bytes(r), true);
 }
 
@@ -108,26 +104,18 @@ static gs_radix_sort *sorter_of(gs_context *ctx, const gs_sort_request *r) {
 }
 
 uint64_t gs_sort_engine_bytes(gs_context *ctx, const gs_sort_request *r, uint64_t capacity) {
-  if (r->layout.keyed) {
-    gs_sort_request words;
-    gs_normalized_word_request(&words);
-    return gs_sort_engine_bytes(ctx, &words, capacity);
-  }
+  if (r->layout.keyed) return gs_normalized_sort_bytes(ctx, &r->layout, capacity);
   const gs_radix_sort *sorter = sorter_of(ctx, r);
   return engine_bytes(ctx, r, capacity, choose_gather(ctx, r, capacity, sorter), sorter);
 }
 
 uint64_t gs_sort_engine_capacity(gs_context *ctx, const gs_sort_request *r, uint64_t budget) {
-  if (r->layout.keyed) {
-    gs_sort_request words;
-    gs_normalized_word_request(&words);
-    return gs_sort_engine_capacity(ctx, &words, budget);
-  }
   const gs_radix_sort *sorter = sorter_of(ctx, r);
   uint64_t lo = 0, hi = gs_sort_engine_max_records(ctx, r);
   while (lo < hi) { /* the largest capacity whose memory fits */
     const uint64_t mid = lo + (hi - lo + 1) / 2;
-    if (engine_bytes(ctx, r, mid, false, sorter) <= budget)
+    if ((r->layout.keyed ? gs_normalized_sort_bytes(ctx, &r->layout, mid) : engine_bytes(ctx, r, mid, false, sorter)) <=
+        budget)
       lo = mid;
     else
       hi = mid - 1;
@@ -364,17 +352,16 @@ int gs_sort_engine_replan(gs_sort_engine *e) {
  * engine (the records stay in host memory and are put in order there). */
 static int sort_normalized(gs_sort_engine *e) {
   gs_normalized_sort *s = e->normalized;
-  const gs_sort_times before = s->words_engine.times;
-  int rc = gs_normalized_sort_run(s, e->records, e->n);
-  const gs_sort_times *t = &s->words_engine.times;
-  e->times.setup += t->setup - before.setup;
-  e->times.read += t->read - before.read + s->normalize_seconds;
-  e->times.upload += t->upload - before.upload;
-  e->times.sort += t->sort - before.sort;
-  e->times.download += t->download - before.download + t->write - before.write;
+  int rc = gs_normalized_sort_run(s, e->records, e->n, e->request->forms);
+  e->times.setup += s->setup_seconds;
+  e->times.read += s->normalize_seconds + s->upload_host_seconds;
+  e->times.upload += s->upload_seconds;
+  e->times.sort += s->sort_seconds;
+  e->times.download += s->download_seconds + s->download_host_seconds;
   e->times.gpu = s->gpu;
   e->passes = s->passes;
-  s->normalize_seconds = 0;
+  s->setup_seconds = s->normalize_seconds = s->upload_host_seconds = s->upload_seconds = s->sort_seconds = 0;
+  s->download_seconds = s->download_host_seconds = 0;
   return rc;
 }
 
@@ -421,6 +408,7 @@ typedef struct {
   const gs_sort_engine *e;
   const void *const *fields; /* the downloaded chunk */
   size_t first;              /* of the piece within the chunk */
+  unsigned char *out;        /* where the piece's output records go */
   int bad_index[64];         /* per worker: an index out of range was returned */
 } assembly;
 
@@ -428,7 +416,7 @@ static void assemble_range(void *arg, size_t begin, size_t end, unsigned worker)
   assembly *a = arg;
   const gs_sort_engine *e = a->e;
   const unsigned R = e->out_bytes;
-  unsigned char *out = e->scratch;
+  unsigned char *out = a->out;
   switch (e->kind) {
   case GS_OUT_PAIRS: {
     const unsigned kb = e->key_bytes, vb = R - kb;
@@ -467,6 +455,7 @@ static void assemble_range(void *arg, size_t begin, size_t end, unsigned worker)
 typedef struct {
   gs_sort_engine *e;
   gs_bytes_sink sink;
+  gs_bytes_place place;
   void *sink_ctx;
 } emission;
 
@@ -495,7 +484,8 @@ static int sink_chunk(void *ctx, const void *const *fields, size_t count) {
   const size_t piece = SCRATCH_BYTES / e->out_bytes;
   for (size_t first = 0; first < count; first += piece) {
     const size_t n = count - first < piece ? count - first : piece;
-    assembly a = {.e = e, .fields = fields, .first = first};
+    unsigned char *out = m->sink && m->place ? m->place(m->sink_ctx, n * e->out_bytes) : NULL;
+    assembly a = {.e = e, .fields = fields, .first = first, .out = out ? out : e->scratch};
     const double t0 = gs_now();
     gs_parallel_for(n, 1 << 14, assemble_range, &a);
     e->times.assemble += gs_now() - t0;
@@ -503,13 +493,18 @@ static int sink_chunk(void *ctx, const void *const *fields, size_t count) {
       if (a.bad_index[w])
         return gs_fail(GPUSORT_ERROR_VERIFY, "the GPU returned a record index past the %llu records",
                        (unsigned long long)e->n);
-    int rc = hand_out(m, e->scratch, n);
+    int rc = hand_out(m, a.out, n);
     if (rc) return rc;
   }
   return GPUSORT_OK;
 }
 
 int gs_sort_engine_emit(gs_sort_engine *e, bool verify, gs_bytes_sink sink, void *sink_ctx) {
+  return gs_sort_engine_emit_placed(e, verify, sink, NULL, sink_ctx);
+}
+
+int gs_sort_engine_emit_placed(gs_sort_engine *e, bool verify, gs_bytes_sink sink, gs_bytes_place place,
+                               void *sink_ctx) {
   const gs_sort_request *r = e->request;
   const gs_layout *L = &r->layout;
   e->checking = verify && e->kind != GS_OUT_VALUES;
@@ -523,13 +518,13 @@ int gs_sort_engine_emit(gs_sort_engine *e, bool verify, gs_bytes_sink sink, void
   if (e->kind == GS_OUT_RECORDS || e->kind == GS_OUT_INDICES) fields[0] = (gs_field){e->sorted_values, 0, 4};
   if (e->kind == GS_OUT_VALUES) fields[0] = (gs_field){e->sorted_values, 0, e->gpu_value_bytes};
   if (e->gpu_gather) fields[0] = (gs_field){gs_buffer_range(&e->gathered_out), 0, L->record_bytes};
-  emission m = {e, sink, sink_ctx};
+  emission m = {e, sink, place, sink_ctx};
   if (e->normalized) { /* the order is in host memory */
     const double t0 = gs_now(), assemble_before = e->times.assemble, verify_before = e->times.verify;
     const size_t chunk = SCRATCH_BYTES / 4;
     int rc = GPUSORT_OK;
     for (uint64_t first = 0; first < e->n && !rc; first += chunk) {
-      const void *fields[1] = {e->normalized->order + first};
+      const void *fields[1] = {e->normalized->order_host + first};
       rc = sink_chunk(&m, fields, e->n - first < chunk ? e->n - first : chunk);
     }
     e->times.write += gs_now() - t0 - (e->times.verify - verify_before) - (e->times.assemble - assemble_before);

@@ -25,6 +25,9 @@
 #include "io/verify.h"
 #include "job/context.h"
 
+struct gs_normalized_sort;
+struct gs_normalized_forms;
+
 typedef enum { GS_OUT_KEYS, GS_OUT_PAIRS, GS_OUT_RECORDS, GS_OUT_INDICES, GS_OUT_VALUES } gs_output_kind;
 
 typedef struct {
@@ -36,6 +39,8 @@ typedef struct {
   bool values_only;            /* pairs: hand out the values alone, in key order */
   bool verify;
   bool input_may_change;       /* the output overwrites the input as it is emitted (in place) */
+  /* keyed layouts: the normalized forms of the whole input, computed ahead (or NULL) */
+  const struct gs_normalized_forms *forms;
 } gs_sort_request;
 
 typedef struct {
@@ -45,6 +50,9 @@ typedef struct {
 
 /* Receives output bytes in order. */
 typedef int (*gs_bytes_sink)(void *ctx, const void *data, size_t bytes);
+/* Where the sink would have the next `bytes` bytes built (NULL: anywhere): output records
+ * assembled on the host are put together there, and the sink then gets that pointer. */
+typedef void *(*gs_bytes_place)(void *ctx, size_t bytes);
 
 /* Where a batch's records are: in host memory (an array, or a mapped file), and optionally
  * also in an open file at `offset` (fd >= 0), which whole-record uploads then read directly. */
@@ -55,7 +63,6 @@ typedef struct {
   const char *name; /* the file, for errors */
 } gs_record_source;
 
-struct gs_normalized_sort;
 
 typedef struct {
   gs_context *ctx;
@@ -118,6 +125,9 @@ int gs_sort_engine_run(gs_sort_engine *e, gs_context *ctx, const gs_sort_request
 
 /* Hands the sorted batch to sink (NULL: none) in order; with `verify`, checks it on the way. */
 int gs_sort_engine_emit(gs_sort_engine *e, bool verify, gs_bytes_sink sink, void *sink_ctx);
+/* The same, with records assembled on the host built where `place` says. */
+int gs_sort_engine_emit_placed(gs_sort_engine *e, bool verify, gs_bytes_sink sink, gs_bytes_place place,
+                               void *sink_ctx);
 
 /* After an emit with verify: GPUSORT_OK, or GPUSORT_ERROR_VERIFY with what was wrong. */
 int gs_sort_engine_verdict(gs_sort_engine *e);
