@@ -655,6 +655,8 @@ static void key_forms(gpusort_context *ctx) {
   uint32_t few[4] = {3, 1, 2, 0};
   expect_status(gpusort_sort(ctx, few, few, 4, &old, NULL), GPUSORT_OK, "a layout of 20 bytes");
   expect(few[0] == 0 && few[3] == 3, "a layout of 20 bytes: sorted");
+  old.struct_size = 30; /* part of the parts pointer: no layout ever had this size */
+  expect_status(gpusort_sort(ctx, few, few, 4, &old, NULL), GPUSORT_ERROR_USAGE, "a layout of 30 bytes");
   /* the names of the new types */
   gpusort_type t = GPUSORT_TYPE_NONE;
   expect(gpusort_type_from_name("bf16", &t) == GPUSORT_OK && t == GPUSORT_BF16 && gpusort_type_size(t) == 2 &&

@@ -234,6 +234,11 @@ class KeyForms(unittest.TestCase):
                 self.gpusort("check", "-q", "--keys", name, self.path("in.bin"))
                 self.gpusort("check", "-q", "--keys", name, "--descending", self.path("in.bin"), want=3)
 
+    def test_the_last_keys_option_counts(self):
+        data = values_of("u16", 500, "random", self.rng).tobytes()
+        self.assertEqual(self.sort(["--keys", "bytes:4", "--keys", "u16"], data),
+                         reference_sort(data, 2, [(0, "u16", False)]))
+
     def test_stdin_and_stdout(self):
         data = values_of("u16be", 5000, "random", self.rng).tobytes()
         p = subprocess.run([GPUSORT, "-q", "--keys", "u16be"], input=data, capture_output=True, timeout=300)

@@ -32,8 +32,12 @@ static int give_report(gpusort_report *user, const gpusort_report *full, int rc)
 static int layout_in(const gpusort_layout *user, const char *call, gs_layout *layout) {
   gpusort_layout full;
   int rc = need(user, call, "layout");
-  /* layouts of libgpusort 0.2 end at key_offset */
-  if (!rc) rc = gs_api_copy_in(&full, sizeof full, user, offsetof(gpusort_layout, key_bytes), "gpusort_layout");
+  /* layouts of libgpusort 0.2 end at key_offset; no size between that and this one's exists */
+  const size_t old_size = offsetof(gpusort_layout, key_bytes);
+  if (!rc && user->struct_size != old_size && user->struct_size < sizeof full)
+    rc = gs_fail(GPUSORT_ERROR_USAGE, "gpusort_layout: struct_size is %u; initialize it with its _INIT macro",
+                 user->struct_size);
+  if (!rc) rc = gs_api_copy_in(&full, sizeof full, user, old_size, "gpusort_layout");
   return rc ? rc : gs_layout_from_public(&full, layout);
 }
 

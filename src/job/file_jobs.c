@@ -4,6 +4,7 @@
  * renames it, and reports what each stage took. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "io/emitter.h"
 #include "io/input.h"
@@ -36,6 +37,15 @@ typedef struct {
   gs_input *in;
   bool normalize;
 } meanwhile_task;
+
+/* Not for more records than a keyed sort ever takes in core (that job will be refused), nor
+ * for forms larger than a quarter of the host's memory. */
+static bool forms_fit(const input_spec *spec, const gs_input *in) {
+  const uint64_t n = in->bytes / spec->width, words = (spec->request->layout.spec.bytes + 7) / 8;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const uint64_t memory = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+  return n <= 0xFFFFFFFFull / 8 && (memory == 0 || n * 8 * words <= memory / 4);
+}
 
 static void meanwhile(void *arg) {
   meanwhile_task *t = arg;
@@ -97,8 +107,7 @@ static int open_input(gs_context *c, const input_spec *spec, uint64_t (*memory_l
   if (spec->output && (rc = gs_output_preflight(spec->output, spec->overwrite, in))) return rc;
   if (!in->is_stream && (rc = gs_input_check_width(in, spec->width, spec->unit))) return rc;
   if (!in->is_stream && output && (rc = open_output(output, in->bytes / spec->width))) return rc;
-  /* (not for more records than a keyed sort ever takes in core: that job will be refused) */
-  meanwhile_task task = {spec, in, spec->forms && !in->is_stream && in->data && in->bytes / spec->width <= (1u << 29)};
+  meanwhile_task task = {spec, in, spec->forms && !in->is_stream && in->data && forms_fit(spec, in)};
   if ((rc = gs_context_device(c, task.normalize || spec->prefault ? meanwhile : NULL, &task))) return rc;
   /* not while the device opens: the driver maps memory then, and faulting in the output's
    * pages holds the lock it needs (opening took 0.3 s instead of 0.15 s on the GPU machine) */
@@ -150,8 +159,9 @@ static void report_sort(const gs_sort_engine *e, gpusort_report *report) {
 }
 
 static void report_tile(gs_context *c, const gs_sort_request *r, gpusort_report *report) {
-  gs_radix_sort_config config = {.key = r->layout.key, .descending = r->descending,
-                                 .value_bytes = r->argsort || r->layout.kind == GS_LAYOUT_RECORDS ? 4
+  /* (keyed layouts: the sort of their normalized words, ascending, with u32 indices) */
+  gs_radix_sort_config config = {.key = r->layout.key, .descending = r->descending && !r->layout.keyed,
+                                 .value_bytes = r->argsort || r->layout.keyed || r->layout.kind == GS_LAYOUT_RECORDS ? 4
                                                 : r->layout.kind == GS_LAYOUT_PAIRS ? gs_key_info_of(r->layout.value)->bytes
                                                                                     : 0};
   gs_radix_sort *s;

@@ -16,8 +16,8 @@ static unsigned words_of(const gs_layout *layout) { return (layout->spec.bytes +
 
 uint64_t gs_normalized_sort_max_records(gs_context *ctx) {
   const uint64_t sort = gs_radix_sort_max_keys(&ctx->dev, GS_KEY_U64, 4, true);
-  /* rounds after the first gather 64-bit words by index: all of them in one binding */
-  uint64_t gather = sort;
+  /* rounds after the first gather 64-bit words by index: byte offsets below 2^32, in one buffer */
+  uint64_t gather = 0xFFFFFFFFull / 8;
   while (gather && !gs_gather_fits(&ctx->dev, gather, 8)) gather /= 2;
   return sort < gather ? sort : gather;
 }

@@ -110,7 +110,7 @@ uint64_t gs_sort_engine_bytes(gs_context *ctx, const gs_sort_request *r, uint64_
 }
 
 uint64_t gs_sort_engine_capacity(gs_context *ctx, const gs_sort_request *r, uint64_t budget) {
-  const gs_radix_sort *sorter = sorter_of(ctx, r);
+  const gs_radix_sort *sorter = r->layout.keyed ? NULL : sorter_of(ctx, r); /* (keyed: its own) */
   uint64_t lo = 0, hi = gs_sort_engine_max_records(ctx, r);
   while (lo < hi) { /* the largest capacity whose memory fits */
     const uint64_t mid = lo + (hi - lo + 1) / 2;
@@ -345,6 +345,7 @@ static int start_verification(gs_sort_engine *e) {
 }
 
 int gs_sort_engine_replan(gs_sort_engine *e) {
+  if (!e->sorter) return GPUSORT_OK; /* keyed layouts plan each round as they sort */
   return gs_radix_sort_passes(e->sorter, e->request->begin_bit, e->request->end_bit, &e->passes);
 }
 
@@ -353,7 +354,7 @@ int gs_sort_engine_replan(gs_sort_engine *e) {
 static int sort_normalized(gs_sort_engine *e) {
   gs_normalized_sort *s = e->normalized;
   int rc = gs_normalized_sort_run(s, e->records, e->n, e->request->forms);
-  e->times.setup += s->setup_seconds;
+  /* (its setup is timed with the engine's) */
   e->times.read += s->normalize_seconds + s->upload_host_seconds;
   e->times.upload += s->upload_seconds;
   e->times.sort += s->sort_seconds;
