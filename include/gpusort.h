@@ -178,18 +178,27 @@ typedef struct gpusort_layout {
   uint32_t part_count;            /* composite keys: the number of parts */
   uint32_t reserved;              /* zero */
   const gpusort_key_part *parts;  /* composite keys: the parts, most significant first */
+  /* .npy inputs of a structured dtype: part i is the field named part_fields[i] (its offset
+   * and type come from the file; the part's flags still apply), or NULL for offset and type */
+  const char *const *part_fields;
 } gpusort_layout;
 
-#define GPUSORT_LAYOUT_KEYS(key) {sizeof(gpusort_layout), (key), GPUSORT_TYPE_NONE, 0, 0, 0, 0, 0, NULL}
-#define GPUSORT_LAYOUT_PAIRS(key, value) {sizeof(gpusort_layout), (key), (value), 0, 0, 0, 0, 0, NULL}
+#define GPUSORT_LAYOUT_KEYS(key) {sizeof(gpusort_layout), (key), GPUSORT_TYPE_NONE, 0, 0, 0, 0, 0, NULL, NULL}
+#define GPUSORT_LAYOUT_PAIRS(key, value) {sizeof(gpusort_layout), (key), (value), 0, 0, 0, 0, 0, NULL, NULL}
 #define GPUSORT_LAYOUT_RECORDS(key, record_bytes, key_offset) \
-  {sizeof(gpusort_layout), (key), GPUSORT_TYPE_NONE, (record_bytes), (key_offset), 0, 0, 0, NULL}
+  {sizeof(gpusort_layout), (key), GPUSORT_TYPE_NONE, (record_bytes), (key_offset), 0, 0, 0, NULL, NULL}
 /* Records of record_bytes bytes whose key is the byte string of key_bytes at key_offset. */
 #define GPUSORT_LAYOUT_BYTES(record_bytes, key_offset, key_bytes) \
-  {sizeof(gpusort_layout), GPUSORT_BYTES, GPUSORT_TYPE_NONE, (record_bytes), (key_offset), (key_bytes), 0, 0, NULL}
+  {sizeof(gpusort_layout), GPUSORT_BYTES, GPUSORT_TYPE_NONE, (record_bytes), (key_offset), (key_bytes), 0, 0, NULL, NULL}
 /* Records of record_bytes bytes ordered by part_count parts. */
 #define GPUSORT_LAYOUT_COMPOSITE(record_bytes, part_count, parts) \
-  {sizeof(gpusort_layout), GPUSORT_TYPE_NONE, GPUSORT_TYPE_NONE, (record_bytes), 0, 0, (part_count), 0, (parts)}
+  {sizeof(gpusort_layout), GPUSORT_TYPE_NONE, GPUSORT_TYPE_NONE, (record_bytes), 0, 0, (part_count), 0, (parts), NULL}
+/* For file jobs on .npy files: whatever the file's header says (a structured dtype needs its
+ * key fields named: GPUSORT_LAYOUT_NPY_FIELDS). */
+#define GPUSORT_LAYOUT_NPY {sizeof(gpusort_layout), GPUSORT_TYPE_NONE, GPUSORT_TYPE_NONE, 0, 0, 0, 0, 0, NULL, NULL}
+/* .npy files of a structured dtype, ordered by the named fields (parts: their flags). */
+#define GPUSORT_LAYOUT_NPY_FIELDS(part_count, parts, part_fields) \
+  {sizeof(gpusort_layout), GPUSORT_TYPE_NONE, GPUSORT_TYPE_NONE, 0, 0, 0, (part_count), 0, (parts), (part_fields)}
 
 /* ---- Flags of options -------------------------------------------------------------------- */
 

@@ -683,6 +683,17 @@ static void key_forms(gpusort_context *ctx) {
   o = (gpusort_sort_options)GPUSORT_SORT_OPTIONS_INIT;
   o.begin_bit = 0, o.end_bit = 8;
   expect_status(gpusort_sort(ctx, records, sorted, 4, &composite, &o), GPUSORT_ERROR_USAGE, "bits of a composite key");
+  const gpusort_layout from_file = GPUSORT_LAYOUT_NPY;
+  expect_status(gpusort_sort(ctx, records, sorted, 4, &from_file, NULL), GPUSORT_ERROR_USAGE,
+                "an array with a layout from a .npy header");
+  const char *const names[] = {"a"};
+  const gpusort_layout named = GPUSORT_LAYOUT_NPY_FIELDS(1, parts, names);
+  expect_status(gpusort_sort(ctx, records, sorted, 4, &named, NULL), GPUSORT_ERROR_USAGE, "an array of named fields");
+  FILE *raw = fopen(path("raw.bin"), "wb");
+  fwrite(records, 1, 64, raw);
+  fclose(raw);
+  expect_status(gpusort_sort_file(ctx, path("raw.bin"), path("raw-out.bin"), &from_file, NULL, NULL),
+                GPUSORT_ERROR_USAGE, "a file that is not .npy, with a layout from its header");
   const gpusort_layout narrow = GPUSORT_LAYOUT_KEYS(GPUSORT_U16);
   gpusort_generate_options g = GPUSORT_GENERATE_OPTIONS_INIT(4);
   expect_status(gpusort_generate(&narrow, &g, 0, 4, sorted), GPUSORT_ERROR_USAGE, "test data of u16 keys");

@@ -56,6 +56,7 @@ class Layout(ctypes.Structure):
         ("part_count", ctypes.c_uint32),
         ("reserved", ctypes.c_uint32),
         ("parts", ctypes.c_void_p),
+        ("part_fields", ctypes.c_void_p),
     ]
 
 
@@ -154,7 +155,7 @@ C_NAMES = {
     Report: "gpusort_report",
 }
 ABI_SIZES = {
-    "gpusort_layout": 40,
+    "gpusort_layout": 48,
     "gpusort_context_params": 56,
     "gpusort_device_info": 1168,
     "gpusort_sort_options": 16,

@@ -9,7 +9,7 @@
 #include "prim/keys.h"
 #include "util/error.h"
 
-GS_API_SIZE(gpusort_layout, 40);
+GS_API_SIZE(gpusort_layout, 48);
 GS_API_SIZE(gpusort_key_part, 16);
 GS_API_SIZE(gpusort_context_params, 56);
 GS_API_SIZE(gpusort_device_info, 1168);

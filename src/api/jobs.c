@@ -259,6 +259,8 @@ int gpusort_check_file(gpusort_context *ctx, const char *input, const gpusort_la
 /* Generation options: the count, the parsed distribution, the seed and the flags. */
 /* Test data has keys of the GPU's own types. */
 static int generated_layout(const gs_layout *l, const char *call) {
+  if (l->from_file || l->named_fields)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: test data needs a key type (it is not a .npy file)", call);
   if (!l->keyed) return GPUSORT_OK;
   return gs_fail(GPUSORT_ERROR_USAGE, "%s: test data has keys and values of the types u32, i32, f32, u64, i64 and f64, "
                  "not %s%s%s", call, l->key_name, l->kind == GS_LAYOUT_PAIRS ? " and " : "",
@@ -328,7 +330,7 @@ int gpusort_bench_sort(gpusort_context *ctx, const gpusort_layout *layout, uint6
     return rc;
   if (l.kind == GS_LAYOUT_RECORDS)
     return gs_fail(GPUSORT_ERROR_USAGE, "%s: benchmarks sort keys or pairs, not records", call);
-  if (l.keyed)
+  if (l.keyed || l.from_file || l.named_fields)
     return gs_fail(GPUSORT_ERROR_USAGE, "%s: benchmarks sort keys and values of the types u32, i32, f32, u64, i64 and "
                    "f64", call);
   if ((rc = gs_context_device(&ctx->job, NULL, NULL))) return rc;

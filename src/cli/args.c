@@ -49,6 +49,7 @@ void cli_note(const char *fmt, ...) {
 }
 
 void cli_options_begin(cli_common *c, bool *done) {
+  memset(c, 0, sizeof *c); /* every option not given is off */
   c->device = -1;
   c->verbosity = 1;
   c->timeout_s = 60;
@@ -173,6 +174,19 @@ static int parse_key_part(const char *text, cli_layout *l) {
   strcpy(buf, text);
   gpusort_key_part *part = &l->parts[l->part_count];
   *part = (gpusort_key_part){0};
+  l->field_names[l->part_count][0] = '\0';
+  if (!(buf[0] >= '0' && buf[0] <= '9')) { /* FIELD[:desc]: a field of a .npy file's structured dtype */
+    char *direction = strchr(buf, ':');
+    if (direction && strcmp(direction, ":desc") != 0 && strcmp(direction, ":asc") != 0)
+      return cli_fail(GPUSORT_ERROR_USAGE, "--key '%s': the direction is desc or asc, not '%s'", text, direction + 1);
+    if (direction && strcmp(direction, ":desc") == 0) part->flags = GPUSORT_KEY_DESCENDING;
+    if (direction) *direction = '\0';
+    if (!buf[0] || strlen(buf) >= sizeof l->field_names[0])
+      return cli_fail(GPUSORT_ERROR_USAGE, "--key '%s' names no field", text);
+    snprintf(l->field_names[l->part_count], sizeof l->field_names[0], "%s", buf);
+    l->part_count++;
+    return GPUSORT_OK;
+  }
   char *type = strchr(buf, ':');
   uint64_t offset;
   if (!type) return cli_fail(GPUSORT_ERROR_USAGE, "--key takes OFFSET:TYPE[:desc], not '%s'", text);
@@ -221,7 +235,28 @@ int cli_layout_option(cli_layout *l, int opt, const char *arg) {
   }
 }
 
-int cli_layout_resolve(const cli_layout *l, gpusort_layout *layout) {
+int cli_layout_resolve(cli_layout *l, gpusort_layout *layout) {
+  unsigned named = 0;
+  for (unsigned i = 0; i < l->part_count; i++) {
+    named += l->field_names[i][0] != '\0';
+    l->fields[i] = l->field_names[i];
+  }
+  if (named && named != l->part_count)
+    return cli_fail(GPUSORT_ERROR_USAGE, "--key: name every part by field (.npy files) or give each OFFSET:TYPE");
+  if (named) {
+    if (l->key != GPUSORT_TYPE_NONE || l->have_key_offset || l->value != GPUSORT_TYPE_NONE)
+      return cli_fail(GPUSORT_ERROR_USAGE, "--key FIELD names the key's fields: leave out --keys, --key-offset and --values");
+    const gpusort_layout fields = GPUSORT_LAYOUT_NPY_FIELDS(l->part_count, l->parts, l->fields);
+    *layout = fields;
+    layout->record_bytes = (uint32_t)l->record_bytes;
+    return GPUSORT_OK;
+  }
+  if (l->key == GPUSORT_TYPE_NONE && !l->part_count && l->value == GPUSORT_TYPE_NONE && !l->record_bytes &&
+      !l->have_key_offset) {
+    const gpusort_layout from_file = GPUSORT_LAYOUT_NPY; /* a .npy input's, else refused by the library */
+    *layout = from_file;
+    return GPUSORT_OK;
+  }
   if (l->part_count) {
     if (l->key != GPUSORT_TYPE_NONE || l->have_key_offset)
       return cli_fail(GPUSORT_ERROR_USAGE, "--key gives the key's parts: leave out --keys and --key-offset");

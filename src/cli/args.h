@@ -29,8 +29,10 @@ typedef struct {
   unsigned long record_bytes; /* 0: not given */
   unsigned long key_offset;
   bool have_key_offset;
-  gpusort_key_part parts[16]; /* --key OFFSET:TYPE[:desc], in the order given */
+  gpusort_key_part parts[16]; /* --key OFFSET:TYPE[:desc] or FIELD[:desc], in the order given */
   unsigned part_count;
+  char field_names[16][64];   /* --key FIELD: a .npy field's name ("" for OFFSET:TYPE parts) */
+  const char *fields[16];
 } cli_layout;
 
 /* getopt_long codes of the long-only options. */
@@ -78,8 +80,10 @@ int cli_other_option(int opt, char **argv, const struct option *longopts, bool *
  * or NULL. */
 const char *cli_nearest(const char *typed, const char *const *names);
 
-/* The layout the options describe, with the checks only the command line can make. */
-int cli_layout_resolve(const cli_layout *l, gpusort_layout *layout);
+/* The layout the options describe, with the checks only the command line can make. With
+ * neither --keys nor --key, the layout of a .npy input's header (the library refuses it for
+ * other inputs). */
+int cli_layout_resolve(cli_layout *l, gpusort_layout *layout);
 
 /* The bits of the layout's key, for --bits: a usage error for keys of other forms. */
 int cli_layout_key_bits(const gpusort_layout *layout, unsigned *key_bits);

@@ -51,7 +51,9 @@ static const char help_layout[] =
     "  --key-offset BYTES   ...ordered by the key at this byte offset (default 0)\n"
     "  --key OFFSET:TYPE[:desc]  ...or by a composite key: repeat for each part, most\n"
     "                     significant first, each ascending or :desc (with --record-size,\n"
-    "                     instead of --keys)\n"
+    "                     instead of --keys); in a .npy file, --key FIELD[:desc] names fields\n"
+    "A NumPy .npy INPUT (format 1.0 to 3.0) says what it holds: --keys may be left out, and\n"
+    "the output is a .npy file of the same dtype (argsort: int64 indices, as numpy.argsort).\n"
     "Keys and values are in the machine's byte order (little-endian on x86 and Arm) unless\n"
     "their type ends in be. Keys other than u32, i32, f32, u64, i64 and f64 are sorted in\n"
     "core only (as large as the device and the memory budget allow), without a bit range.\n";

@@ -62,7 +62,15 @@ void cli_describe_layout(const gpusort_layout *l, char *buf, size_t size) {
     snprintf(key, sizeof key, "bytes:%u", l->key_bytes);
   else
     snprintf(key, sizeof key, "%s", l->key ? gpusort_type_name(l->key) : "");
-  if (l->part_count) {
+  if (l->part_fields) { /* fields of a .npy file's structured dtype */
+    size_t used = (size_t)snprintf(buf, size, "records with a key of %u fields (", l->part_count);
+    for (uint32_t i = 0; i < l->part_count && used < size; i++)
+      used += (size_t)snprintf(buf + used, size - used, "%s%s%s", i ? ", " : "", l->part_fields[i],
+                               l->parts[i].flags & GPUSORT_KEY_DESCENDING ? ":desc" : "");
+    if (used < size) snprintf(buf + used, size - used, ")");
+  } else if (l->key == GPUSORT_TYPE_NONE && !l->part_count) {
+    snprintf(buf, size, "elements of a .npy file");
+  } else if (l->part_count) {
     size_t used = (size_t)snprintf(buf, size, "%u-byte records with a key of %u parts (", l->record_bytes, l->part_count);
     for (uint32_t i = 0; i < l->part_count && used < size; i++) {
       const gpusort_key_part *p = &l->parts[i];

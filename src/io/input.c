@@ -39,6 +39,7 @@ int gs_input_open(gs_input *in, const char *path) {
     in->mapping = NULL;
     return gs_fail(GPUSORT_ERROR_IO, "cannot map %s: %s", in->name, strerror(errno));
   }
+  in->mapping_bytes = in->bytes;
   madvise(in->mapping, in->bytes, MADV_SEQUENTIAL);
   madvise(in->mapping, in->bytes, MADV_WILLNEED);
   in->data = in->mapping;
@@ -81,6 +82,7 @@ static int spill_stream(gs_input *in, unsigned char *buf, size_t len, size_t cap
       return gs_fail(GPUSORT_ERROR_IO, "cannot map %s: %s", in->spill.where, strerror(errno));
     }
     in->data = in->mapping;
+    in->mapping_bytes = in->bytes;
   }
   in->spill_seconds = gs_now() - start;
   return GPUSORT_OK;
@@ -147,8 +149,15 @@ int gs_input_check_width(const gs_input *in, unsigned width, const char *what) {
                  width, what);
 }
 
+void gs_input_skip(gs_input *in, uint64_t bytes) {
+  if (bytes > in->bytes) bytes = in->bytes;
+  in->data += bytes;
+  in->bytes -= (size_t)bytes;
+  in->data_offset += bytes;
+}
+
 void gs_input_close(gs_input *in) {
-  if (in->mapping) munmap(in->mapping, in->bytes);
+  if (in->mapping) munmap(in->mapping, in->mapping_bytes);
   free(in->heap);
   if (in->fd > STDERR_FILENO) close(in->fd);
   if (in->spill.fd >= 0) gs_scratch_close(&in->spill);

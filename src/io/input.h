@@ -22,6 +22,8 @@ typedef struct {
   void *heap;          /* what to free */
   int fd;
   int data_fd;         /* a file holding `data` for pread (the input, or its spill); -1 if none */
+  uint64_t data_offset; /* where `data` starts in data_fd (after a .npy header) */
+  size_t mapping_bytes;
   gs_scratch spill;    /* a stream too large for memory, written out */
   double spill_seconds;
 } gs_input;
@@ -38,6 +40,10 @@ int gs_input_read_stream(gs_input *in, uint64_t memory_bytes, const char *spill_
 /* Brings a mapped input into memory ahead of use (page faults now rather than during the
  * copy to the GPU). No-op for streams. */
 void gs_input_prefault(gs_input *in);
+
+/* Skips the first `bytes` of a mapped input (a .npy header): data, bytes and data_offset
+ * then describe what follows. */
+void gs_input_skip(gs_input *in, uint64_t bytes);
 
 /* Usage error unless the size is a whole number of `width`-byte records. */
 int gs_input_check_width(const gs_input *in, unsigned width, const char *what);

@@ -36,6 +36,32 @@ int gs_layout_from_public(const gpusort_layout *p, gs_layout *l) {
   if (p->reserved) return gs_fail(GPUSORT_ERROR_USAGE, "the layout's reserved field is not zero");
   const bool composite = p->part_count != 0 || p->parts != NULL;
   const bool have_value = p->value != GPUSORT_TYPE_NONE;
+  if (!composite && !have_value && p->key == GPUSORT_TYPE_NONE && !p->record_bytes && !p->key_offset &&
+      !p->key_bytes && !p->part_fields) {
+    l->from_file = true; /* GPUSORT_LAYOUT_NPY: whatever the .npy header says */
+    snprintf(l->key_name, sizeof l->key_name, "file's");
+    return GPUSORT_OK;
+  }
+  if (p->part_fields) { /* fields of a .npy input's structured dtype, resolved with its header */
+    if (!p->parts || p->part_count < 1 || p->part_count > GS_KEY_SPEC_MAX_PARTS)
+      return gs_fail(GPUSORT_ERROR_USAGE, "a composite key has 1 to %u parts, not %u", (unsigned)GS_KEY_SPEC_MAX_PARTS,
+                     p->part_count);
+    if (p->key != GPUSORT_TYPE_NONE || p->key_offset || p->key_bytes || have_value)
+      return gs_fail(GPUSORT_ERROR_USAGE, "a layout of named fields has no key type, key offset, length or value");
+    for (uint32_t i = 0; i < p->part_count; i++) {
+      if (!p->part_fields[i] || !p->part_fields[i][0] || strlen(p->part_fields[i]) >= sizeof l->field_names[i])
+        return gs_fail(GPUSORT_ERROR_USAGE, "key part %u names no field (or too long a name)", i + 1);
+      if (p->parts[i].flags & ~GPUSORT_KEY_DESCENDING)
+        return gs_fail(GPUSORT_ERROR_USAGE, "key part %u: flags 0x%x do not apply to it", i + 1, p->parts[i].flags);
+      snprintf(l->field_names[i], sizeof l->field_names[i], "%s", p->part_fields[i]);
+      l->field_descending[i] = p->parts[i].flags & GPUSORT_KEY_DESCENDING;
+    }
+    l->named_fields = true;
+    l->spec.count = p->part_count;
+    l->record_bytes = p->record_bytes;
+    snprintf(l->key_name, sizeof l->key_name, "composite");
+    return GPUSORT_OK;
+  }
   gs_key_spec *spec = &l->spec;
   int rc;
   if (composite) {
@@ -103,6 +129,72 @@ int gs_layout_from_public(const gpusort_layout *p, gs_layout *l) {
     l->key = GS_KEY_U64;
     l->value = GS_KEY_U64;
   }
+  return GPUSORT_OK;
+}
+
+/* Every field of the dtype, for messages: "a (<u4), b (<f8)". */
+static void field_list(const gs_npy *npy, char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (unsigned i = 0; i < npy->field_count && used + 1 < size; i++) {
+    const int k = snprintf(buf + used, size - used, "%s%s (%s)", i ? ", " : "", npy->fields[i].name,
+                           npy->fields[i].descr);
+    if (k < 0) break;
+    used += (size_t)k;
+  }
+}
+
+static const gs_npy_field *find_field(const gs_npy *npy, const char *name) {
+  for (unsigned i = 0; i < npy->field_count; i++)
+    if (strcmp(npy->fields[i].name, name) == 0) return &npy->fields[i];
+  return NULL;
+}
+
+int gs_layout_resolve_npy(gs_layout *l, const gs_npy *npy, const char *name) {
+  char fields[1024];
+  field_list(npy, fields, sizeof fields);
+  if (l->kind == GS_LAYOUT_PAIRS && !l->from_file && !l->named_fields)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: a .npy file's header says what its elements are: leave out --values", name);
+  if (l->from_file) {
+    if (npy->structured)
+      return gs_fail(GPUSORT_ERROR_USAGE, "%s: a .npy file of a structured dtype: name the key's field (--key FIELD; "
+                     "fields: %s)", name, fields);
+    const gpusort_layout keys = {sizeof keys, npy->simple.type, GPUSORT_TYPE_NONE, 0, 0, npy->simple.string_bytes,
+                                 0, 0, NULL, NULL};
+    return gs_layout_from_public(&keys, l);
+  }
+  if (l->named_fields) {
+    if (!npy->structured)
+      return gs_fail(GPUSORT_ERROR_USAGE, "%s: its .npy dtype '%s' has no fields to name", name, npy->simple.descr);
+    if (l->record_bytes && l->record_bytes != npy->itemsize)
+      return gs_fail(GPUSORT_ERROR_USAGE, "%s: its .npy records are %u bytes, not %u", name, npy->itemsize,
+                     l->record_bytes);
+    gpusort_key_part parts[GS_KEY_SPEC_MAX_PARTS];
+    for (unsigned i = 0; i < l->spec.count; i++) {
+      const gs_npy_field *f = find_field(npy, l->field_names[i]);
+      if (!f) return gs_fail(GPUSORT_ERROR_USAGE, "%s has no field '%s' (fields: %s)", name, l->field_names[i], fields);
+      if (f->type == GPUSORT_TYPE_NONE)
+        return gs_fail(GPUSORT_ERROR_USAGE, "%s: field '%s' of type '%s' cannot be a key", name, f->name, f->descr);
+      parts[i] = (gpusort_key_part){f->offset, f->type, f->string_bytes, l->field_descending[i] ? GPUSORT_KEY_DESCENDING : 0};
+    }
+    const gpusort_layout composite = GPUSORT_LAYOUT_COMPOSITE(npy->itemsize, l->spec.count, parts);
+    return gs_layout_from_public(&composite, l);
+  }
+  /* given in full: it must describe the same records */
+  if (l->record_bytes != npy->itemsize)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: its .npy elements are %u bytes ('%s'), the layout's %u", name,
+                   npy->itemsize, npy->structured ? "structured" : npy->simple.descr, l->record_bytes);
+  if (!npy->structured && (l->spec.count != 1 || l->spec.parts[0].type != npy->simple.type))
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: its .npy elements are '%s', not %s keys", name, npy->simple.descr,
+                   l->key_name);
+  return GPUSORT_OK;
+}
+
+int gs_layout_check_resolved(const gs_layout *l, const char *name) {
+  if (l->from_file)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s is not a .npy file: say what it holds (--keys TYPE)", name);
+  if (l->named_fields)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s is not a .npy file: key fields are named only in .npy files", name);
   return GPUSORT_OK;
 }
 

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "gpusort.h"
+#include "io/npy.h"
 #include "prim/key_spec.h"
 #include "prim/keys.h"
 
@@ -32,6 +33,11 @@ typedef struct {
   unsigned value_offset; /* pairs: where the value starts */
   bool keyed;
   gs_key_spec spec;      /* every layout: the key's parts */
+  /* Not known until a .npy input's header is read (gs_layout_resolve_npy): the whole layout
+   * (from_file), or the offsets and types of parts named by field (named_fields). */
+  bool from_file, named_fields;
+  char field_names[GS_KEY_SPEC_MAX_PARTS][64];
+  bool field_descending[GS_KEY_SPEC_MAX_PARTS];
   char key_name[32];     /* "u16be", "bytes:10", "composite" */
   char value_name[16];
 } gs_layout;
@@ -39,6 +45,13 @@ typedef struct {
 /* Checks a layout of the public API (its struct_size already dealt with) and fills the
  * internal form; usage errors say what is wrong with it. */
 int gs_layout_from_public(const gpusort_layout *public_layout, gs_layout *layout);
+
+/* The layout of a .npy input from its header: a layout from the file, parts named by field,
+ * or one given in full, which must agree with the header. Usage errors say why not. */
+int gs_layout_resolve_npy(gs_layout *layout, const gs_npy *npy, const char *name);
+
+/* Usage error for a layout still waiting for a .npy header, on an input that has none. */
+int gs_layout_check_resolved(const gs_layout *layout, const char *name);
 
 /* "a u32 key", "an (i64, u32) pair", "a 100-byte record", for size messages. */
 void gs_layout_unit(const gs_layout *layout, char *buf, size_t size);

@@ -18,6 +18,9 @@ static int copy_out(void *ctx, const void *data, size_t bytes) {
 static int device_or_fail(gs_context *c) { return gs_context_device(c, NULL, NULL); }
 
 int gs_array_sort(gs_context *c, const void *input, void *output, uint64_t n, gs_sort_request *r) {
+  if (r->layout.from_file || r->layout.named_fields)
+    return gs_fail(GPUSORT_ERROR_USAGE, "an array's layout needs its key type: a layout from a .npy header, or of "
+                   "named fields, is for .npy files");
   int rc = device_or_fail(c);
   if (rc) return rc;
   const uint64_t max = gs_sort_engine_max_records(c, r);

@@ -8,6 +8,7 @@
 
 #include "io/emitter.h"
 #include "io/input.h"
+#include "io/npy.h"
 #include "io/output.h"
 #include "io/scratch.h"
 #include "job/out_of_core.h"
@@ -28,7 +29,9 @@ typedef struct {
   /* keyed sorts: the normalized forms of the records, computed while the device opens */
   gs_normalized_forms *forms;
   const gs_sort_request *request;
+  uint64_t data_offset;      /* a .npy input: its header's bytes, skipped */
 } input_spec;
+
 
 /* What runs while the device opens: the input's pages faulted in, or (keyed sorts) its keys'
  * normalized forms computed, which reads every page too. */
@@ -75,6 +78,8 @@ typedef struct {
   unsigned out_bytes;        /* per record */
   bool sync;
   gs_sort_request *argsort;  /* an argsort whose index width follows the count */
+  const unsigned char *header; /* a .npy output: written first */
+  size_t header_bytes;
 } early_output;
 
 static int open_output(const early_output *o, uint64_t n) {
@@ -87,7 +92,9 @@ static int open_output(const early_output *o, uint64_t n) {
     if (!o->argsort->index_bytes) o->argsort->index_bytes = n < (1ull << 32) ? 4 : 8;
     out_bytes = o->argsort->index_bytes;
   }
-  if ((rc = gs_output_reserve(o->out, n * out_bytes))) return rc;
+  if ((rc = gs_output_reserve(o->out, n * out_bytes + o->header_bytes)) ||
+      (o->header_bytes && (rc = gs_emit(o->emitter, o->header, o->header_bytes))))
+    return rc;
   gs_trace("output reserved");
   return GPUSORT_OK;
 }
@@ -103,6 +110,7 @@ static int open_input(gs_context *c, const input_spec *spec, uint64_t (*memory_l
   int rc;
   gs_trace("job started");
   if ((rc = gs_input_open(in, spec->path))) return rc;
+  if (spec->data_offset && !in->is_stream) gs_input_skip(in, spec->data_offset);
   /* the output first: an output that is the input is refused whatever the input holds */
   if (spec->output && (rc = gs_output_preflight(spec->output, spec->overwrite, in))) return rc;
   if (!in->is_stream && (rc = gs_input_check_width(in, spec->width, spec->unit))) return rc;
@@ -118,9 +126,11 @@ static int open_input(gs_context *c, const input_spec *spec, uint64_t (*memory_l
     char dir[4096];
     scratch_dir_for(c, spec->output, dir, sizeof dir);
     const uint64_t records = memory_limit(c, arg);
-    if ((rc = gs_input_read_stream(in, records * spec->width, dir)) ||
-        (rc = gs_input_check_width(in, spec->width, spec->unit)))
-      return rc;
+    if ((rc = gs_input_read_stream(in, records * spec->width, dir))) return rc;
+    if (gs_npy_is(in->data, in->bytes))
+      return gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s holds a .npy file: give it as a file (.npy headers are read from "
+                     "files, not streams)", in->name);
+    if ((rc = gs_input_check_width(in, spec->width, spec->unit))) return rc;
     report->stage_seconds[GPUSORT_STAGE_READ] += gs_now() - t0 - in->spill_seconds;
     report->stage_seconds[GPUSORT_STAGE_SPILL] += in->spill_seconds;
     if (output && (rc = open_output(output, in->bytes / spec->width))) return rc;
@@ -199,7 +209,7 @@ static int write_sorted(gs_sort_engine *e, gs_output *out, gs_emitter *emitter, 
 /* The whole input in one sort; the caller frees the engine `e`. */
 static int sort_in_core(gs_context *c, const gs_input *in, uint64_t n, gs_sort_request *r, gs_output *out,
                         gs_emitter *emitter, gs_sort_engine *e, gpusort_report *report) {
-  const gs_record_source source = {.data = in->data, .fd = in->data_fd, .offset = 0, .name = in->name};
+  const gs_record_source source = {.data = in->data, .fd = in->data_fd, .offset = in->data_offset, .name = in->name};
   int rc = gs_sort_engine_init(e, c, r, n);
   if (!rc) rc = gs_sort_engine_sort(e, &source, n);
   if (!rc) rc = write_sorted(e, out, emitter, r->verify);
@@ -258,9 +268,26 @@ static int sort_out_of_core(gs_context *c, const gs_input *in, uint64_t n, gs_so
   return no_output_written(rc);
 }
 
+/* The output header of a .npy input's sort: its own dtype, or the indices' (int64, as
+ * numpy.argsort gives them, unless u32 indices were asked for). */
+static size_t sort_npy_header(const gs_npy *npy, gs_sort_request *r, unsigned char *buf, size_t size) {
+  if (r->argsort && !r->index_bytes) r->index_bytes = 8;
+  const char *descr = !r->argsort ? npy->descr : r->index_bytes == 4 ? "<u4" : "<i8";
+  return gs_npy_header(descr, npy->count, buf, size);
+}
+
 int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_request *r, gs_file_flags flags,
                  gpusort_report *report) {
   const double start = gs_now();
+  gs_npy npy;
+  bool is_npy;
+  unsigned char header[GS_NPY_DESCR_BYTES + 256];
+  size_t header_bytes = 0;
+  int rc = gs_npy_probe(input, &npy, &is_npy);
+  if (!rc) rc = is_npy ? gs_layout_resolve_npy(&r->layout, &npy, input) : gs_layout_check_resolved(&r->layout, input);
+  if (!rc && is_npy && !(header_bytes = sort_npy_header(&npy, r, header, sizeof header)))
+    rc = gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s: its .npy dtype is too long to write again", input);
+  if (rc) return rc;
   char unit[64];
   gs_layout_unit(&r->layout, unit, sizeof unit);
   /* pairs and large records are read through the mapping; keys and small records from the file */
@@ -268,14 +295,15 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
   const bool mapped_reads = r->layout.keyed || r->layout.kind == GS_LAYOUT_PAIRS ||
                             (r->layout.kind == GS_LAYOUT_RECORDS && (R % 4 || R > 64));
   gs_normalized_forms forms = {0};
-  const input_spec spec = {input, output, flags.overwrite, R, unit, mapped_reads, r->layout.keyed ? &forms : NULL, r};
+  const input_spec spec = {input,  output, flags.overwrite, R, unit, mapped_reads, r->layout.keyed ? &forms : NULL, r,
+                           is_npy ? npy.header_bytes : 0};
   gs_input in;
   gs_output out = {.fd = -1};
   gs_emitter emitter = {0};
   gs_sort_engine engine = {0};
   uint64_t n = 0;
-  const early_output early = {&out, &emitter, output, R, flags.sync, r->argsort ? r : NULL};
-  int rc = open_input(c, &spec, in_core_capacity, r, &early, &in, &n, report);
+  const early_output early = {&out, &emitter, output, R, flags.sync, r->argsort ? r : NULL, header, header_bytes};
+  rc = open_input(c, &spec, in_core_capacity, r, &early, &in, &n, report);
   const unsigned out_bytes = r->argsort ? r->index_bytes : R;
   uint64_t capacity = 0;
   const double planning = gs_now();
@@ -310,7 +338,7 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
   if (!rc) rc = finish.status;
   if (!rc) {
     report_tile(c, r, report);
-    report->output_bytes = n * out_bytes;
+    report->output_bytes = n * out_bytes + header_bytes;
     report->xxh3 = finish.digest;
     report->total_seconds = gs_now() - start;
   } else {
@@ -349,15 +377,30 @@ static int scan_input(gs_context *c, const char *input, const char *output, bool
   const gs_key_info *info = gs_key_info_of(config->input);
   char unit[32];
   snprintf(unit, sizeof unit, "%s %s element", info->name[0] == 'i' ? "an" : "a", info->name);
-  const input_spec spec = {input, output, overwrite, info->bytes, unit, false, NULL, NULL};
-  const early_output early = {out, emitter, output, gs_key_info_of(config->acc)->bytes, sync, NULL};
+  /* a .npy input: of the scan's type; a .npy output of the accumulator's */
+  gs_npy npy;
+  bool is_npy;
+  unsigned char header[256];
+  size_t header_bytes = 0;
+  int rc = gs_npy_probe(input, &npy, &is_npy);
+  if (!rc && is_npy && (npy.structured || (int)npy.simple.type != gs_key_type_to_public(config->input)))
+    rc = gs_fail(GPUSORT_ERROR_USAGE, "%s: its .npy elements are '%s', not %s", input,
+                 npy.structured ? "structured" : npy.simple.descr, info->name);
+  if (!rc && is_npy && output)
+    header_bytes = gs_npy_header(gs_npy_descr_of((gpusort_type)gs_key_type_to_public(config->acc)), npy.count, header,
+                                 sizeof header);
+  report->output_bytes = header_bytes; /* the data's are added at the end */
+  if (rc) return rc;
+  const input_spec spec = {input, output, overwrite, info->bytes, unit, false, NULL, NULL, is_npy ? npy.header_bytes : 0};
+  const early_output early = {out,  emitter, output, gs_key_info_of(config->acc)->bytes, sync, NULL, header,
+                              header_bytes};
   uint64_t n = 0;
-  int rc = open_input(c, &spec, scan_capacity, config, out ? &early : NULL, in, &n, report);
+  rc = open_input(c, &spec, scan_capacity, config, out ? &early : NULL, in, &n, report);
   if (!rc && config->reduce_only && n == 0 && config->op != GS_SCAN_SUM)
     rc = gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s: the %s of no elements is undefined", in->name,
                  gs_scan_op_name(config->op));
   if (rc) return rc;
-  const gs_record_source source = {.data = in->data, .fd = in->data_fd, .offset = 0, .name = in->name};
+  const gs_record_source source = {.data = in->data, .fd = in->data_fd, .offset = in->data_offset, .name = in->name};
   gs_progress_begin(c, in->bytes + (config->reduce_only ? 0 : n * gs_key_info_of(config->acc)->bytes));
   rc = gs_scan_engine_all(e, c, config, &source, n, sink, sink_ctx);
   gs_progress_end(c);
@@ -379,7 +422,7 @@ int gs_file_scan(gs_context *c, const char *input, const char *output, const gs_
   if (!rc) rc = finish.status;
   if (!rc) {
     report_scan(&e, GPUSORT_STAGE_SCAN, report);
-    report->output_bytes = report->records * gs_key_info_of(config->acc)->bytes;
+    report->output_bytes += report->records * gs_key_info_of(config->acc)->bytes;
     report->xxh3 = finish.digest;
     report->total_seconds = gs_now() - start;
   } else {

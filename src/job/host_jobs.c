@@ -46,10 +46,17 @@ int gs_file_check(const char *input, const gs_layout *layout, bool descending, u
                   gpusort_report *report) {
   const double start = gs_now();
   char unit[64];
+  gs_npy npy;
+  bool is_npy;
+  gs_layout resolved = *layout; /* a .npy file's own, or checked against it */
+  int rc = gs_npy_probe(input, &npy, &is_npy);
+  if (!rc) rc = is_npy ? gs_layout_resolve_npy(&resolved, &npy, input) : gs_layout_check_resolved(layout, input);
+  if (rc) return rc;
+  layout = &resolved;
   gs_layout_unit(layout, unit, sizeof unit);
   gs_input in;
-  int rc = gs_input_open(&in, input);
-  if (rc) return rc;
+  if ((rc = gs_input_open(&in, input))) return rc;
+  if (is_npy && !in.is_stream) gs_input_skip(&in, npy.header_bytes);
   gs_order_check order;
   gs_order_check_init_layout(&order, layout, descending, begin_bit, end_bit);
   if (in.is_stream) {

@@ -601,7 +601,7 @@ int gs_out_of_core_sort(const gs_out_of_core_job *job) {
       if (!(rc = gs_scratch_open(&o->result, dir))) rc = gs_scratch_reserve(&o->result, job->n * out_bytes);
     }
   }
-  const region input = {job->input->data, job->input->data_fd, 0, job->n};
+  const region input = {job->input->data, job->input->data_fd, job->input->data_offset, job->n};
   if (!rc) rc = sort_region(o, input, true, o->top, false);
   drop_engine(o);
   if (!rc && o->verify) {
