@@ -133,6 +133,15 @@ class Npy(unittest.TestCase):
         self.assertEqual(int(p.stdout), int(a.max()))
         self.refused("its .npy elements are '<u4', not i32", "reduce", "--keys", "i32", self.path("in.npy"))
 
+    def test_beyond_the_budget(self):
+        """Out of core: the header skipped on the way in and written first on the way out."""
+        a = self.values("<u4", 1 << 21)
+        np.save(self.path("in.npy"), a)
+        self.ok("-f", "--mem-limit", "8M", self.path("in.npy"), self.path("out.npy"))
+        np.testing.assert_array_equal(np.load(self.path("out.npy")), np.sort(a))
+        self.ok("-f", "--mem-limit", "8M", "--argsort", self.path("in.npy"), self.path("idx.npy"))
+        np.testing.assert_array_equal(np.load(self.path("idx.npy")), np.argsort(a, kind="stable"))
+
     def test_versions_2_and_3(self):
         a = self.values("<i2", 3000)
         for version in ((2, 0), (3, 0)):

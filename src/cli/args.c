@@ -178,7 +178,8 @@ static int parse_key_part(const char *text, cli_layout *l) {
   if (!(buf[0] >= '0' && buf[0] <= '9')) { /* FIELD[:desc]: a field of a .npy file's structured dtype */
     char *direction = strchr(buf, ':');
     if (direction && strcmp(direction, ":desc") != 0 && strcmp(direction, ":asc") != 0)
-      return cli_fail(GPUSORT_ERROR_USAGE, "--key '%s': the direction is desc or asc, not '%s'", text, direction + 1);
+      return cli_fail(GPUSORT_ERROR_USAGE, "--key '%s': give OFFSET:TYPE[:desc] (OFFSET a number of bytes) or a .npy "
+                      "field as FIELD[:desc]", text);
     if (direction && strcmp(direction, ":desc") == 0) part->flags = GPUSORT_KEY_DESCENDING;
     if (direction) *direction = '\0';
     if (!buf[0] || strlen(buf) >= sizeof l->field_names[0])
