@@ -63,7 +63,7 @@ static int make_kernel(gs_scan *s, gs_kernel *k, int mode, bool spine, bool spli
            split ? "_split" : "");
   const uint32_t spec[] = {s->workgroup_size, 0, 0, 0, s->rows, spin, (uint32_t)c->op, (uint32_t)in->kind,
                            (uint32_t)acc->kind, inclusive};
-  return gs_kernel_create(s->dev, k, name, sizeof(gs_scan_push), spec, GS_SPEC_COUNT);
+  return gs_kernel_create(s->dev, k, name, sizeof(gs_scan_push), spec, sizeof spec / sizeof spec[0]);
 }
 
 int gs_scan_create(gs_device *dev, const gs_memops *memops, const gs_device_config *device_config,
