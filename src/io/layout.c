@@ -190,12 +190,18 @@ int gs_layout_resolve_npy(gs_layout *l, const gs_npy *npy, const char *name) {
   return GPUSORT_OK;
 }
 
-int gs_layout_check_resolved(const gs_layout *l, const char *name) {
+static int check_resolved(const gs_layout *l, const char *name) {
   if (l->from_file)
     return gs_fail(GPUSORT_ERROR_USAGE, "%s is not a .npy file: say what it holds (--keys TYPE)", name);
   if (l->named_fields)
     return gs_fail(GPUSORT_ERROR_USAGE, "%s is not a .npy file: key fields are named only in .npy files", name);
   return GPUSORT_OK;
+}
+
+int gs_layout_for_input(gs_layout *l, const char *path, gs_npy *npy, bool *is_npy) {
+  const int rc = gs_npy_probe(path, npy, is_npy);
+  if (rc) return rc;
+  return *is_npy ? gs_layout_resolve_npy(l, npy, path) : check_resolved(l, strcmp(path, "-") == 0 ? "stdin" : path);
 }
 
 void gs_layout_unit(const gs_layout *l, char *buf, size_t size) {

@@ -50,8 +50,9 @@ int gs_layout_from_public(const gpusort_layout *public_layout, gs_layout *layout
  * or one given in full, which must agree with the header. Usage errors say why not. */
 int gs_layout_resolve_npy(gs_layout *layout, const gs_npy *npy, const char *name);
 
-/* Usage error for a layout still waiting for a .npy header, on an input that has none. */
-int gs_layout_check_resolved(const gs_layout *layout, const char *name);
+/* The layout of the input at `path`: resolved with its .npy header (then *is_npy, and *npy
+ * holds the header) or, for any other input, refused if it waits for one. */
+int gs_layout_for_input(gs_layout *layout, const char *path, gs_npy *npy, bool *is_npy);
 
 /* "a u32 key", "an (i64, u32) pair", "a 100-byte record", for size messages. */
 void gs_layout_unit(const gs_layout *layout, char *buf, size_t size);

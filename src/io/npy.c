@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "prim/key_spec.h"
 #include "util/error.h"
 
 static const unsigned char magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
@@ -75,30 +76,34 @@ static int field_type(const cursor *c, const char *descr, gs_npy_field *f) {
   f->string_bytes = 0;
   const bool big = order == '>';
   switch (kind) {
-  case 'b': if (size == 1) f->type = GPUSORT_U8; break; /* False < True */
-  case 'u':
-    if (size == 1) f->type = GPUSORT_U8;
-    if (size == 2) f->type = big ? GPUSORT_U16BE : GPUSORT_U16;
-    if (size == 4) f->type = big ? GPUSORT_U32BE : GPUSORT_U32;
-    if (size == 8) f->type = big ? GPUSORT_U64BE : GPUSORT_U64;
-    break;
-  case 'i':
-    if (size == 1) f->type = GPUSORT_I8;
-    if (size == 2) f->type = big ? GPUSORT_I16BE : GPUSORT_I16;
-    if (size == 4) f->type = big ? GPUSORT_I32BE : GPUSORT_I32;
-    if (size == 8) f->type = big ? GPUSORT_I64BE : GPUSORT_I64;
-    break;
-  case 'f':
-    if (size == 2 && !big) f->type = GPUSORT_F16;
-    if (size == 4) f->type = big ? GPUSORT_F32BE : GPUSORT_F32;
-    if (size == 8) f->type = big ? GPUSORT_F64BE : GPUSORT_F64;
-    break;
+  case 'b': /* False < True */
+  case 'u': f->type = gs_field_type_find(GS_PART_UNSIGNED, f->bytes, big); break;
+  case 'i': f->type = gs_field_type_find(GS_PART_SIGNED, f->bytes, big); break;
+  case 'f': f->type = gs_field_type_find(GS_PART_FLOAT, f->bytes, big); break; /* '<f2' is f16 */
   case 'S':
   case 'V': /* byte strings: memcmp order (NumPy's for 'S', whose padding is NUL bytes) */
     if (size <= 128) f->type = GPUSORT_BYTES, f->string_bytes = (uint32_t)size;
     break;
   case 'O': return gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s: object arrays (dtype 'O') hold pointers, not data", c->name);
   default: break; /* complex, unicode, dates: part of a record, never a key */
+  }
+  return GPUSORT_OK;
+}
+
+/* A shape tuple "(d0, d1, ...)": its number of elements and of dimensions. */
+static int parse_shape(cursor *c, uint64_t *elements, unsigned *dims) {
+  *elements = 1, *dims = 0;
+  if (!accept(c, '(')) return malformed(c, "a shape was expected");
+  while (!accept(c, ')')) {
+    skip_space(c);
+    char *end;
+    const unsigned long long d = strtoull(c->p, &end, 10);
+    if (end == c->p) return malformed(c, "a dimension was expected");
+    c->p = end;
+    if (d && *elements > UINT64_MAX / d) return malformed(c, "a shape too large");
+    *elements *= d;
+    ++*dims;
+    accept(c, ',');
   }
   return GPUSORT_OK;
 }
@@ -132,18 +137,10 @@ static int parse_descr(cursor *c, gs_npy *npy) {
         return gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s: nested structured fields are not supported", c->name);
       if ((rc = string_literal(c, descr, sizeof descr)) || (rc = field_type(c, descr, f))) return rc;
       if (accept(c, ',')) { /* a subarray: (name, type, shape); part of the record, not a key */
-        if (!accept(c, '(')) return malformed(c, "a field's shape was expected");
-        uint64_t elements = 1;
-        while (!accept(c, ')')) {
-          skip_space(c);
-          char *end;
-          const unsigned long long d = strtoull(c->p, &end, 10);
-          if (end == c->p) return malformed(c, "a dimension was expected");
-          c->p = end;
-          elements *= d;
-          accept(c, ',');
-        }
-        if ((uint64_t)f->bytes * elements > (1u << 20)) return malformed(c, "a field too large");
+        uint64_t elements;
+        unsigned dims;
+        if ((rc = parse_shape(c, &elements, &dims))) return rc;
+        if (elements > (1u << 20) || (uint64_t)f->bytes * elements > (1u << 20)) return malformed(c, "a field too large");
         f->bytes = (unsigned)(f->bytes * elements);
         f->type = GPUSORT_TYPE_NONE;
       }
@@ -202,18 +199,7 @@ int gs_npy_parse(const unsigned char *file, uint64_t file_bytes, const char *nam
       else return malformed(&c, "fortran_order is True or False");
       have_order = true;
     } else if (strcmp(key, "shape") == 0) {
-      if (!accept(&c, '(')) return malformed(&c, "the shape was expected");
-      while (!accept(&c, ')')) {
-        skip_space(&c);
-        char *end;
-        const unsigned long long d = strtoull(c.p, &end, 10);
-        if (end == c.p) return malformed(&c, "a dimension was expected");
-        c.p = end;
-        if (d && count > UINT64_MAX / d) return malformed(&c, "a shape too large");
-        count *= d;
-        dims++;
-        accept(&c, ',');
-      }
+      if ((rc = parse_shape(&c, &count, &dims))) return rc;
       have_shape = true;
     } else {
       return malformed(&c, "an unknown key");

@@ -6,6 +6,7 @@
 #define XXH_INLINE_ALL /* the per-record hash is the hot loop: inline libxxhash's XXH3 */
 #include <xxhash.h>
 
+#include "util/error.h"
 #include "util/parallel.h"
 
 typedef struct {
@@ -78,22 +79,35 @@ typedef struct {
   uint64_t first_bad[64]; /* index within the chunk, per worker; UINT64_MAX if none */
 } order_job;
 
-/* Normalized forms in memcmp order: the whole key, descending folded in. */
-static inline int compare_normalized(const gs_order_check *c, const unsigned char *a, const unsigned char *b) {
-  unsigned char na[GS_KEY_SPEC_MAX_BYTES], nb[GS_KEY_SPEC_MAX_BYTES];
-  gs_key_spec_normalize(&c->spec, c->descending, a, na);
-  gs_key_spec_normalize(&c->spec, c->descending, b, nb);
-  return memcmp(na, nb, c->spec.bytes);
+static inline bool out_of_order(const gs_order_check *c, const unsigned char *prev, const unsigned char *next) {
+  return gs_order_check_sort_key(c, next) < gs_order_check_sort_key(c, prev);
 }
 
-static inline bool out_of_order(const gs_order_check *c, const unsigned char *prev, const unsigned char *next) {
-  if (c->keyed) return compare_normalized(c, prev, next) > 0;
-  return gs_order_check_sort_key(c, next) < gs_order_check_sort_key(c, prev);
+/* Keyed layouts: each record's normalized form once, against the one before it (memcmp order,
+ * descending folded in). */
+static void order_range_normalized(order_job *job, size_t begin, size_t end, unsigned worker) {
+  const gs_order_check *c = job->check;
+  const unsigned rb = c->record_bytes;
+  unsigned char forms[2][GS_KEY_SPEC_MAX_BYTES];
+  size_t i = begin == 0 ? 1 : begin;
+  if (i >= end) return;
+  gs_key_spec_normalize(&c->spec, c->descending, job->data + (i - 1) * rb, forms[(i - 1) % 2]);
+  for (; i < end; i++) {
+    gs_key_spec_normalize(&c->spec, c->descending, job->data + i * rb, forms[i % 2]);
+    if (memcmp(forms[(i - 1) % 2], forms[i % 2], c->spec.bytes) > 0) {
+      if (i < job->first_bad[worker]) job->first_bad[worker] = i;
+      return;
+    }
+  }
 }
 
 static void order_range(void *arg, size_t begin, size_t end, unsigned worker) {
   order_job *job = arg;
   const gs_order_check *c = job->check;
+  if (c->keyed) {
+    order_range_normalized(job, begin, end, worker);
+    return;
+  }
   const unsigned rb = c->record_bytes;
   const unsigned char *base = job->data + c->key_offset;
   for (size_t i = begin == 0 ? 1 : begin; i < end; i++) {
@@ -229,4 +243,20 @@ bool gs_argsort_check_done(gs_argsort_check *c) {
 void gs_argsort_check_free(gs_argsort_check *c) {
   free(c->visited);
   c->visited = NULL;
+}
+
+int gs_verify_verdict(gs_argsort_check *argsort, const gs_order_check *order, const gs_multiset_hash *in,
+                      const gs_multiset_hash *out) {
+  if (argsort) {
+    if (!gs_argsort_check_done(argsort))
+      return gs_fail(GPUSORT_ERROR_VERIFY, "verification failed: %s", argsort->detail);
+    return GPUSORT_OK;
+  }
+  if (!order->sorted)
+    return gs_fail(GPUSORT_ERROR_VERIFY, "verification failed: the output is not sorted at record %llu (%s)",
+                   (unsigned long long)order->first_bad, order->detail);
+  if (!gs_multiset_hash_equal(in, out))
+    return gs_fail(GPUSORT_ERROR_VERIFY,
+                   "verification failed: the output is not a permutation of the input (checksums differ)");
+  return GPUSORT_OK;
 }

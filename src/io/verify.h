@@ -76,4 +76,10 @@ void gs_argsort_check_feed(gs_argsort_check *c, const void *indices, size_t coun
 bool gs_argsort_check_done(gs_argsort_check *c);
 void gs_argsort_check_free(gs_argsort_check *c);
 
+/* What a sort's checks found: GPUSORT_OK, or GPUSORT_ERROR_VERIFY saying what is wrong. For
+ * an argsort (`argsort` not NULL) its check decides; otherwise the order and whether the
+ * output's records are the input's (`in`, `out`). */
+int gs_verify_verdict(gs_argsort_check *argsort, const gs_order_check *order, const gs_multiset_hash *in,
+                      const gs_multiset_hash *out);
+
 #endif

@@ -210,3 +210,21 @@ int gs_context_check_budget(const gs_context *c, uint64_t bytes, const char *wha
   return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%s needs %s of device memory, more than the budget of %s", what, need,
                  have);
 }
+
+int gs_sort_pacing_init(gs_sort_pacing *p, gs_context *c, gs_radix_sort *sorter, gs_submitter *submitter,
+                        uint64_t capacity) {
+  const uint64_t limit = gs_radix_sort_segment_limit(sorter), wanted = c->config.submit_keys;
+  *p = (gs_sort_pacing){.dev = &c->dev, .submitter = submitter, .flushing = wanted != 0};
+  p->segment_keys = wanted && wanted < limit ? wanted : limit;
+  return capacity > p->segment_keys ? gs_radix_sort_enable_segments(sorter) : GPUSORT_OK;
+}
+
+int gs_sort_pacing_flush(void *pacing, VkCommandBuffer *cb, uint64_t keys) {
+  gs_sort_pacing *p = pacing;
+  p->since_flush += keys;
+  if (p->since_flush < p->segment_keys) return GPUSORT_OK;
+  p->since_flush = 0;
+  int rc = gs_submitter_flush(p->dev, p->submitter);
+  *cb = gs_submitter_cb(p->submitter);
+  return rc;
+}

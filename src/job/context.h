@@ -84,6 +84,25 @@ int gs_context_sorter(gs_context *c, const gs_radix_sort_config *config, gs_radi
 int gs_context_scan(gs_context *c, const gs_scan_config *config, const gs_scan **scan);
 int gs_context_gather(gs_context *c, const gs_gather **gather);
 
+/* How a sort's GPU work is split into submissions: segments of at most the device preset's
+ * submit_keys (and no more than one pass counts), and a submission ended once it holds that
+ * many keys, so that none holds more than a fraction of a second of work. */
+typedef struct {
+  gs_device *dev;
+  gs_submitter *submitter;
+  uint64_t segment_keys; /* for gs_radix_sort_run.segment_keys */
+  uint64_t since_flush;
+  bool flushing;         /* a preset asks for it: gs_sort_pacing_flush is the run's flush */
+} gs_sort_pacing;
+
+/* Plans the pacing of sorts of up to `capacity` keys by `sorter` (segments enabled on it when
+ * needed), submitted through `submitter`. */
+int gs_sort_pacing_init(gs_sort_pacing *p, gs_context *c, gs_radix_sort *sorter, gs_submitter *submitter,
+                        uint64_t capacity);
+
+/* gs_radix_sort_run.flush: ends the submission once it holds segment_keys keys. */
+int gs_sort_pacing_flush(void *pacing, VkCommandBuffer *cb, uint64_t keys);
+
 /* GPUSORT_ERROR_TOO_LARGE naming `what` when `bytes` of device memory exceed the budget. */
 int gs_context_check_budget(const gs_context *c, uint64_t bytes, const char *what);
 

@@ -44,10 +44,10 @@ typedef struct {
 /* Not for more records than a keyed sort ever takes in core (that job will be refused), nor
  * for forms larger than a quarter of the host's memory. */
 static bool forms_fit(const input_spec *spec, const gs_input *in) {
-  const uint64_t n = in->bytes / spec->width, words = (spec->request->layout.spec.bytes + 7) / 8;
+  const uint64_t n = in->bytes / spec->width;
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   const uint64_t memory = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
-  return n <= 0xFFFFFFFFull / 8 && (memory == 0 || n * 8 * words <= memory / 4);
+  return n <= 0xFFFFFFFFull / 8 && (memory == 0 || gs_normalized_forms_bytes(&spec->request->layout, n) <= memory / 4);
 }
 
 static void meanwhile(void *arg) {
@@ -163,7 +163,7 @@ static void report_sort(const gs_sort_engine *e, gpusort_report *report) {
   s[GPUSORT_STAGE_WRITE] += t->write;
   s[GPUSORT_STAGE_ASSEMBLE] += t->assemble;
   s[GPUSORT_STAGE_VERIFY] += t->verify;
-  report->passes = e->passes > t->gpu.passes ? e->passes : t->gpu.passes; /* keyed layouts: all rounds */
+  report->passes = e->passes; /* (keyed layouts: all their rounds) */
   report->histogram_seconds = t->gpu.histogram;
   for (unsigned p = 0; p < t->gpu.passes && p < 8; p++) report->pass_seconds[p] = t->gpu.pass[p];
 }
@@ -283,8 +283,7 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
   bool is_npy;
   unsigned char header[GS_NPY_DESCR_BYTES + 256];
   size_t header_bytes = 0;
-  int rc = gs_npy_probe(input, &npy, &is_npy);
-  if (!rc) rc = is_npy ? gs_layout_resolve_npy(&r->layout, &npy, input) : gs_layout_check_resolved(&r->layout, input);
+  int rc = gs_layout_for_input(&r->layout, input, &npy, &is_npy);
   if (!rc && is_npy && !(header_bytes = sort_npy_header(&npy, r, header, sizeof header)))
     rc = gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s: its .npy dtype is too long to write again", input);
   if (rc) return rc;

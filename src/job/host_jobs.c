@@ -49,8 +49,7 @@ int gs_file_check(const char *input, const gs_layout *layout, bool descending, u
   gs_npy npy;
   bool is_npy;
   gs_layout resolved = *layout; /* a .npy file's own, or checked against it */
-  int rc = gs_npy_probe(input, &npy, &is_npy);
-  if (!rc) rc = is_npy ? gs_layout_resolve_npy(&resolved, &npy, input) : gs_layout_check_resolved(layout, input);
+  int rc = gs_layout_for_input(&resolved, input, &npy, &is_npy);
   if (rc) return rc;
   layout = &resolved;
   gs_layout_unit(layout, unit, sizeof unit);

@@ -47,10 +47,9 @@ int gs_normalized_sort_init(gs_normalized_sort *s, gs_context *ctx, const gs_lay
   if (capacity > gs_normalized_sort_max_records(ctx))
     return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%llu records are more than one sort of %s keys takes on %s",
                    (unsigned long long)capacity, layout->key_name, dev->info.name);
-  if ((rc = gs_context_sorter(ctx, &config, &s->sorter))) return rc;
-  const uint64_t limit = gs_radix_sort_segment_limit(s->sorter);
-  s->segment_keys = ctx->config.submit_keys && ctx->config.submit_keys < limit ? ctx->config.submit_keys : limit;
-  if (capacity > s->segment_keys && (rc = gs_radix_sort_enable_segments(s->sorter))) return rc;
+  if ((rc = gs_context_sorter(ctx, &config, &s->sorter)) ||
+      (rc = gs_sort_pacing_init(&s->pacing, ctx, s->sorter, &s->submitter, capacity)))
+    return rc;
   const uint64_t column_bytes = n * 8 * s->words;
   if ((rc = gs_context_check_budget(ctx, gs_normalized_sort_bytes(ctx, layout, capacity), "the sort")) ||
       (rc = gs_buffer_create(dev, &s->columns, column_bytes, GS_MEM_DEVICE, "the keys' normalized forms")) ||
@@ -106,6 +105,8 @@ static void normalize_range(void *arg, size_t begin, size_t end, unsigned worker
   }
 }
 
+uint64_t gs_normalized_forms_bytes(const gs_layout *layout, uint64_t n) { return (n ? n : 1) * 8 * words_of(layout); }
+
 int gs_normalized_forms_compute(gs_normalized_forms *f, const gs_layout *layout, bool descending,
                                 const unsigned char *records, uint64_t n) {
   const double start = gs_now();
@@ -113,7 +114,7 @@ int gs_normalized_forms_compute(gs_normalized_forms *f, const gs_layout *layout,
   f->n = n;
   f->words = words_of(layout);
   normalize_job *job = calloc(1, sizeof *job);
-  if (!job || !(f->columns = malloc((n ? n : 1) * 8 * f->words))) {
+  if (!job || !(f->columns = malloc(gs_normalized_forms_bytes(layout, n)))) {
     free(job);
     return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory for the keys' normalized forms");
   }
@@ -133,17 +134,6 @@ void gs_normalized_forms_free(gs_normalized_forms *f) {
   memset(f, 0, sizeof *f);
 }
 
-/* Ends the submission once it holds enough work (src/prim/device_config.c, submit_keys). */
-static int flush_sort(void *ctx, VkCommandBuffer *cb, uint64_t keys) {
-  gs_normalized_sort *s = ctx;
-  s->keys_since_flush += keys;
-  if (s->keys_since_flush < s->segment_keys) return GPUSORT_OK;
-  s->keys_since_flush = 0;
-  int rc = gs_submitter_flush(&s->ctx->dev, &s->submitter);
-  *cb = gs_submitter_cb(&s->submitter);
-  return rc;
-}
-
 static int take_order(void *ctx, const void *const *data, size_t count) {
   uint32_t **cursor = ctx;
   memcpy(*cursor, data[0], count * 4);
@@ -158,7 +148,7 @@ static int sort_rounds(gs_normalized_sort *s, uint64_t n, const uint64_t *varyin
   const gs_gather *gather;
   int rc;
   if ((rc = gs_context_gather(s->ctx, &gather)) || (rc = gs_submitter_begin(dev, &s->submitter))) return rc;
-  s->keys_since_flush = 0;
+  s->pacing.since_flush = 0;
   *current = -1; /* which order array holds the order so far; none yet: input order */
   for (unsigned w = s->words; w-- > 0;) {
     if (!varying[w]) continue; /* the same in every record: the order stays */
@@ -168,9 +158,9 @@ static int sort_rounds(gs_normalized_sort *s, uint64_t n, const uint64_t *varyin
                              .end_bit = 64 - (unsigned)__builtin_clzll(varying[w]),
                              .index_values = *current < 0,
                              .corrupt = gs_knobs_get()->test_corrupt,
-                             .segment_keys = s->segment_keys,
-                             .flush = s->ctx->config.submit_keys ? flush_sort : NULL,
-                             .flush_ctx = s};
+                             .segment_keys = s->pacing.segment_keys,
+                             .flush = s->pacing.flushing ? gs_sort_pacing_flush : NULL,
+                             .flush_ctx = &s->pacing};
     unsigned passes;
     if ((rc = gs_radix_sort_passes(s->sorter, run.begin_bit, run.end_bit, &passes))) return rc;
     gs_range keys = gs_subrange(gs_buffer_range(&s->columns), (VkDeviceSize)w * s->capacity * 8, n * 8);

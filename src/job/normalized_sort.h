@@ -33,6 +33,9 @@ typedef struct gs_normalized_forms {
   double seconds;
 } gs_normalized_forms;
 
+/* Host memory the normalized forms of n records take. */
+uint64_t gs_normalized_forms_bytes(const gs_layout *layout, uint64_t n);
+
 int gs_normalized_forms_compute(gs_normalized_forms *f, const gs_layout *layout, bool descending,
                                 const unsigned char *records, uint64_t n);
 void gs_normalized_forms_free(gs_normalized_forms *f);
@@ -45,7 +48,7 @@ typedef struct gs_normalized_sort {
   unsigned words;           /* of the normalized form */
   uint64_t capacity;
   gs_radix_sort *sorter;    /* u64 keys, u32 indices */
-  uint64_t segment_keys, keys_since_flush;
+  gs_sort_pacing pacing;
   gs_buffer columns;        /* words x capacity u64: word w of record i at [w * capacity + i] */
   gs_buffer gathered, keys_tmp, order[2], state;
   gs_stager staging;        /* both ways */

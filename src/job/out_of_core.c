@@ -550,18 +550,7 @@ static int write_result(ooc *o) {
 }
 
 static int verdict(ooc *o) {
-  if (o->argsort) {
-    if (!gs_argsort_check_done(&o->argsort_check))
-      return gs_fail(GPUSORT_ERROR_VERIFY, "verification failed: %s", o->argsort_check.detail);
-    return GPUSORT_OK;
-  }
-  if (!o->order.sorted)
-    return gs_fail(GPUSORT_ERROR_VERIFY, "verification failed: the output is not sorted at record %llu (%s)",
-                   (unsigned long long)o->order.first_bad, o->order.detail);
-  if (!gs_multiset_hash_equal(&o->in_hash, &o->out_hash))
-    return gs_fail(GPUSORT_ERROR_VERIFY,
-                   "verification failed: the output is not a permutation of the input (checksums differ)");
-  return GPUSORT_OK;
+  return gs_verify_verdict(o->argsort ? &o->argsort_check : NULL, &o->order, &o->in_hash, &o->out_hash);
 }
 
 int gs_out_of_core_sort(const gs_out_of_core_job *job) {

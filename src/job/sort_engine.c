@@ -212,11 +212,8 @@ int gs_sort_engine_init(gs_sort_engine *e, gs_context *ctx, const gs_sort_reques
       (rc = gs_radix_sort_passes(sorter, r->begin_bit, r->end_bit, &e->passes)))
     return rc;
   e->sorter = sorter;
-  /* Segments: as many keys as one submission should hold, and no more than a pass counts. */
-  const uint64_t limit = gs_radix_sort_segment_limit(sorter);
-  e->segment_keys = ctx->config.submit_keys && ctx->config.submit_keys < limit ? ctx->config.submit_keys : limit;
-  if (capacity > e->segment_keys && (rc = gs_radix_sort_enable_segments(sorter))) return rc;
-  if (capacity > e->segment_keys && capacity > (1ull << 32))
+  if ((rc = gs_sort_pacing_init(&e->pacing, ctx, sorter, &e->submitter, capacity))) return rc;
+  if (capacity > e->pacing.segment_keys && capacity > (1ull << 32))
     return gs_fail(GPUSORT_ERROR_TOO_LARGE, "a sort takes at most 2^32 records");
   e->gpu_gather = choose_gather(ctx, r, capacity, sorter);
   gs_trace("sort engine: pipelines ready");
@@ -255,17 +252,6 @@ static int upload(gs_sort_engine *e) {
   return rc;
 }
 
-/* Ends the submission once it holds enough work (src/prim/device_config.c, submit_keys). */
-static int flush_sort(void *ctx, VkCommandBuffer *cb, uint64_t keys) {
-  gs_sort_engine *e = ctx;
-  e->keys_since_flush += keys;
-  if (e->keys_since_flush < e->segment_keys) return GPUSORT_OK;
-  e->keys_since_flush = 0;
-  int rc = gs_submitter_flush(&e->ctx->dev, &e->submitter);
-  *cb = gs_submitter_cb(&e->submitter);
-  return rc;
-}
-
 /* Records the sort (and the gather), submits it and waits. The pass count decides which of
  * each pair of arrays the last pass writes, so that no copy is needed. */
 static int sort_on_gpu(gs_sort_engine *e) {
@@ -283,12 +269,12 @@ static int sort_on_gpu(gs_sort_engine *e) {
                            .end_bit = r->end_bit,
                            .index_values = e->kind == GS_OUT_RECORDS || e->kind == GS_OUT_INDICES,
                            .corrupt = gs_knobs_get()->test_corrupt,
-                           .segment_keys = e->segment_keys,
-                           .flush = e->ctx->config.submit_keys ? flush_sort : NULL,
-                           .flush_ctx = e};
+                           .segment_keys = e->pacing.segment_keys,
+                           .flush = e->pacing.flushing ? gs_sort_pacing_flush : NULL,
+                           .flush_ctx = &e->pacing};
   e->sorted_keys = b.keys.out;
   e->sorted_values = b.values.out;
-  e->keys_since_flush = 0;
+  e->pacing.since_flush = 0;
   gs_timestamps ts = {0};
   int rc;
   if ((rc = gs_timestamps_create(dev, &ts, GS_RADIX_SORT_TIMESTAMPS + 2)) ||
@@ -342,11 +328,6 @@ static int start_verification(gs_sort_engine *e) {
   }
   e->times.verify += gs_now() - t0;
   return GPUSORT_OK;
-}
-
-int gs_sort_engine_replan(gs_sort_engine *e) {
-  if (!e->sorter) return GPUSORT_OK; /* keyed layouts plan each round as they sort */
-  return gs_radix_sort_passes(e->sorter, e->request->begin_bit, e->request->end_bit, &e->passes);
 }
 
 /* Keyed layouts: the records' order from their normalized forms, on the host's side of the
@@ -544,18 +525,8 @@ int gs_sort_engine_emit_placed(gs_sort_engine *e, bool verify, gs_bytes_sink sin
 
 int gs_sort_engine_verdict(gs_sort_engine *e) {
   if (e->kind == GS_OUT_VALUES) return GPUSORT_OK;
-  if (e->kind == GS_OUT_INDICES) {
-    if (!gs_argsort_check_done(&e->argsort))
-      return gs_fail(GPUSORT_ERROR_VERIFY, "verification failed: %s", e->argsort.detail);
-    return GPUSORT_OK;
-  }
-  if (!e->order.sorted)
-    return gs_fail(GPUSORT_ERROR_VERIFY, "verification failed: the output is not sorted at record %llu (%s)",
-                   (unsigned long long)e->order.first_bad, e->order.detail);
-  if (!gs_multiset_hash_equal(&e->input_hash, &e->output_hash))
-    return gs_fail(GPUSORT_ERROR_VERIFY,
-                   "verification failed: the output is not a permutation of the input (checksums differ)");
-  return GPUSORT_OK;
+  return gs_verify_verdict(e->kind == GS_OUT_INDICES ? &e->argsort : NULL, &e->order, &e->input_hash,
+                           &e->output_hash);
 }
 
 void gs_sort_engine_free(gs_sort_engine *e) {

@@ -76,7 +76,7 @@ typedef struct {
   bool gpu_gather;
   unsigned passes;
   uint64_t capacity;
-  uint64_t segment_keys;   /* for the sorter's runs; 0: unsegmented */
+  gs_sort_pacing pacing;   /* segments and submissions of the sorter's runs */
   gs_buffer keys, alt, values, values_alt, state, gathered_in, gathered_out;
   gs_stager staging; /* both ways: up, then down */
   pthread_t allocation_thread; /* the buffers only the sort uses, made during the first upload */
@@ -84,7 +84,6 @@ typedef struct {
   int allocation_status;
   char allocation_error[512];
   gs_submitter submitter;
-  uint64_t keys_since_flush;
   unsigned char *scratch;
   /* The batch. */
   gs_record_source source;
@@ -111,9 +110,6 @@ uint64_t gs_sort_engine_capacity(gs_context *ctx, const gs_sort_request *request
 
 /* Pipelines, buffers and staging for batches of up to `capacity` records. */
 int gs_sort_engine_init(gs_sort_engine *e, gs_context *ctx, const gs_sort_request *request, uint64_t capacity);
-
-/* After the request's bit range changed: the passes it takes. */
-int gs_sort_engine_replan(gs_sort_engine *e);
 
 /* Uploads and sorts n records (n <= capacity). With request->verify, starts the checks that
  * the next emit finishes. */

@@ -51,6 +51,14 @@ int gs_field_type_from_name(const char *name, gpusort_type *type) {
   return -1;
 }
 
+gpusort_type gs_field_type_find(gs_part_kind kind, unsigned bytes, bool big_endian) {
+  for (unsigned t = 1; t < FIELD_TYPE_COUNT; t++) {
+    const gs_field_type *f = &field_types[t];
+    if (f->kind == kind && f->bytes == bytes && (f->big_endian == big_endian || bytes == 1)) return (gpusort_type)t;
+  }
+  return GPUSORT_TYPE_NONE;
+}
+
 const char *gs_field_type_names(void) {
   return "u8, i8, u16, i16, u32, i32, u64, i64, f16, bf16, f32, f64, u16be, i16be, u32be, i32be, u64be, i64be, "
          "f32be, f64be, bytes:N";
@@ -85,9 +93,7 @@ void gs_key_spec_format(const gs_key_spec *s, const unsigned char *record, char 
       for (unsigned b = 0; b < part->bytes && k < (int)sizeof text - 3; b++)
         k += snprintf(text + k, sizeof text - (size_t)k, "%02x", field[b]);
     } else {
-      uint64_t bits = 0;
-      for (unsigned b = 0; b < part->bytes; b++)
-        bits |= (uint64_t)field[part->big_endian ? part->bytes - 1 - b : b] << (8 * b);
+      const uint64_t bits = gs_key_part_bits(part, field);
       const unsigned shift = 64 - 8 * part->bytes;
       if (part->kind == GS_PART_UNSIGNED) {
         snprintf(text, sizeof text, "%" PRIu64, bits);

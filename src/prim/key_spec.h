@@ -39,6 +39,10 @@ const gs_field_type *gs_field_type_of(gpusort_type type);
  * "float16"). Returns 0, or -1 for an unknown name. */
 int gs_field_type_from_name(const char *name, gpusort_type *type);
 
+/* The type of fields of this kind, size and byte order (a byte of either order is the same
+ * byte); the first in gpusort_type's order, so the IEEE f16 before bf16. NONE if none. */
+gpusort_type gs_field_type_find(gs_part_kind kind, unsigned bytes, bool big_endian);
+
 /* Every type name, comma-separated, for messages. */
 const char *gs_field_type_names(void);
 
@@ -57,6 +61,14 @@ typedef struct {
   unsigned bytes; /* of the normalized form: the parts' bytes together */
 } gs_key_spec;
 
+/* A numeric part's field as unsigned bits, its byte order undone. */
+static inline uint64_t gs_key_part_bits(const gs_key_part *part, const unsigned char *field) {
+  uint64_t bits = 0;
+  for (unsigned b = 0; b < part->bytes; b++)
+    bits |= (uint64_t)field[part->big_endian ? part->bytes - 1 - b : b] << (8 * b);
+  return bits;
+}
+
 /* Writes the normalized form of the key of `record` (spec->bytes bytes) to out; `descending`
  * complements the whole of it, on top of each part's own direction. */
 static inline void gs_key_spec_normalize(const gs_key_spec *s, bool descending, const unsigned char *record,
@@ -68,10 +80,7 @@ static inline void gs_key_spec_normalize(const gs_key_spec *s, bool descending, 
     if (part->kind == GS_PART_BYTES) {
       memcpy(out, field, w);
     } else {
-      uint64_t bits = 0;
-      for (unsigned b = 0; b < w; b++) /* little-endian unless big_endian */
-        bits |= (uint64_t)field[part->big_endian ? w - 1 - b : b] << (8 * b);
-      const uint64_t ordered = gs_ordered_from_bits((gs_key_kind)part->kind, w, bits);
+      const uint64_t ordered = gs_ordered_from_bits((gs_key_kind)part->kind, w, gs_key_part_bits(part, field));
       for (unsigned b = 0; b < w; b++) out[b] = (unsigned char)(ordered >> (8 * (w - 1 - b)));
     }
     if (part->descending != descending)
