@@ -100,6 +100,12 @@ int main(void) {
   gpusort_layout keys = GPUSORT_LAYOUT_KEYS(GPUSORT_U32);
   gpusort_layout pairs = GPUSORT_LAYOUT_PAIRS(GPUSORT_U64, GPUSORT_F32);
   gpusort_layout records = GPUSORT_LAYOUT_RECORDS(GPUSORT_I32, 16, 4);
+  const gpusort_key_part parts[] = {{0, GPUSORT_U16BE, 0, GPUSORT_KEY_DESCENDING}, {2, GPUSORT_BYTES, 6, 0}};
+  const char *const fields[] = {"price", "name"};
+  gpusort_layout strings = GPUSORT_LAYOUT_BYTES(100, 0, 10);
+  gpusort_layout composite = GPUSORT_LAYOUT_COMPOSITE(8, 2, parts);
+  gpusort_layout npy = GPUSORT_LAYOUT_NPY;
+  gpusort_layout named = GPUSORT_LAYOUT_NPY_FIELDS(2, parts, fields);
   gpusort_sort_options sort = GPUSORT_SORT_OPTIONS_INIT;
   gpusort_scan_options scan = GPUSORT_SCAN_OPTIONS_INIT(GPUSORT_F64);
   gpusort_generate_options gen = GPUSORT_GENERATE_OPTIONS_INIT(100);
@@ -113,7 +119,8 @@ int main(void) {
   gpusort_vk_scanner_info scanner = GPUSORT_VK_SCANNER_INFO_INIT(&scan);
   gpusort_vk_scan_info scan_info = GPUSORT_VK_SCAN_INFO_INIT;
   gpusort_vk_requirements requirements = GPUSORT_VK_REQUIREMENTS_INIT;
-  return params.struct_size + keys.struct_size + pairs.struct_size + records.struct_size + sort.struct_size +
+  return params.struct_size + keys.struct_size + pairs.struct_size + records.struct_size + strings.struct_size +
+         composite.struct_size + npy.struct_size + named.struct_size + sort.struct_size +
          gen.struct_size + report.struct_size + info.struct_size + bench.struct_size + scans.struct_size +
          device.struct_size + sorter.struct_size + one.struct_size + scanner.struct_size + scan_info.struct_size +
          requirements.struct_size == 0;
