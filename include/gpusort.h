@@ -21,7 +21,8 @@
  *   - Counts are numbers of records (keys, pairs, records, elements), never bytes, unless
  *     the name says bytes. Keys and values are in the machine's byte order.
  *   - Nothing is printed; no signal handler is installed; no global state is kept but the
- *     per-thread error message and a table of temporary files (gpusort_remove_temporary_files).
+ *     per-thread error message, a table of temporary files (gpusort_remove_temporary_files)
+ *     and one of mapped files (gpusort_fault_message).
  *   - A context is used by one thread at a time; different contexts may be used at once. */
 #ifndef GPUSORT_H
 #define GPUSORT_H
@@ -34,10 +35,10 @@ extern "C" {
 #endif
 
 #define GPUSORT_VERSION_MAJOR 0
-#define GPUSORT_VERSION_MINOR 3
+#define GPUSORT_VERSION_MINOR 4
 #define GPUSORT_VERSION_PATCH 0
 #define GPUSORT_VERSION_NUMBER (GPUSORT_VERSION_MAJOR * 10000 + GPUSORT_VERSION_MINOR * 100 + GPUSORT_VERSION_PATCH)
-#define GPUSORT_VERSION_STRING "0.3.0"
+#define GPUSORT_VERSION_STRING "0.4.0"
 
 /* Initializer of a struct whose fields all default to zero but struct_size (in C++, a value
  * built by a function, so that -Wmissing-field-initializers has nothing to say). */
@@ -307,15 +308,27 @@ GPUSORT_API int gpusort_context_device(gpusort_context *ctx, gpusort_device_info
 
 /* ---- Tier 2: jobs on host arrays --------------------------------------------------------- */
 
+/* How the GPU sorts. Every algorithm gives the same, stable result. */
+typedef enum gpusort_sort_algo {
+  GPUSORT_SORT_AUTO = 0,         /* bitonic below the device's measured crossover, then Onesweep,
+                                    or reduce-then-scan on devices without forward progress */
+  GPUSORT_SORT_ONESWEEP,         /* LSD radix sort, one pass per digit, decoupled look-back */
+  GPUSORT_SORT_REDUCE_THEN_SCAN, /* LSD radix sort, upsweep, scan and downsweep per digit: no
+                                    workgroup ever waits on another */
+  GPUSORT_SORT_BITONIC,          /* bitonic sorting network, O(n log^2 n); at most 2^31 keys */
+  GPUSORT_SORT_ALGO_ENUM_SIZE_ = 0x7FFFFFFF
+} gpusort_sort_algo;
+
 typedef struct gpusort_sort_options {
   uint32_t struct_size;
   uint32_t flags;      /* GPUSORT_DESCENDING, GPUSORT_VERIFY; for file jobs also OVERWRITE, SYNC */
   uint32_t begin_bit;  /* sort on bits [begin_bit, end_bit) of the ordered key only (the key */
   uint32_t end_bit;    /* mapped so that unsigned order is its order, complemented when
                           descending); 0, 0: all bits. Keys equal on those bits keep input order */
+  gpusort_sort_algo algo; /* (since 0.4; the 16-byte struct of 0.3 is still accepted) */
 } gpusort_sort_options;
 
-#define GPUSORT_SORT_OPTIONS_INIT {sizeof(gpusort_sort_options), 0, 0, 0}
+#define GPUSORT_SORT_OPTIONS_INIT {sizeof(gpusort_sort_options), 0, 0, 0, GPUSORT_SORT_AUTO}
 
 /* Sorts `count` records of `input` into `output` (stable). output may be input (in place);
  * otherwise the two must not overlap. options NULL: ascending on all bits. */
@@ -418,6 +431,7 @@ typedef struct gpusort_report {
   uint32_t tile_shared_bytes;
   uint32_t batches;              /* GPU batches the job took: 1 when all of it fit at once (in core);
                                     an out-of-core sort's in-core sorts, a scan's chunks */
+  gpusort_sort_algo algo;        /* sorts: the algorithm that ran (since 0.4) */
 } gpusort_report;
 
 #define GPUSORT_REPORT_INIT GPUSORT_OUTPUT_INIT_(gpusort_report)
@@ -475,6 +489,12 @@ GPUSORT_API int gpusort_generate_file(gpusort_context *ctx, const char *output, 
  * an interrupted job leaves no temporary file behind. */
 GPUSORT_API void gpusort_remove_temporary_files(void);
 
+/* For a SIGBUS handler installed with SA_SIGINFO, given info->si_addr: where the address lies
+ * in a file a job in this process has mapped (an input another process truncated while it was
+ * being read, an output whose storage failed), a one-line message naming the file and saying
+ * what happened; NULL otherwise. Async-signal-safe. */
+GPUSORT_API const char *gpusort_fault_message(const void *address);
+
 /* ---- Benchmarks -------------------------------------------------------------------------- */
 
 /* Median GPU time of sorting `count` device-resident uniform random keys (layout: keys or
@@ -491,7 +511,8 @@ typedef struct gpusort_bench_result {
   int checked;             /* the output was in key order and a permutation of the input */
   uint32_t tile_invocations;
   uint32_t tile_keys_per_invocation;
-  uint32_t reserved;
+  gpusort_sort_algo algo;  /* in: the algorithm to measure (AUTO: the one a sort of `count` keys
+                              would run); out: the one measured */
 } gpusort_bench_result;
 
 #define GPUSORT_BENCH_RESULT_INIT GPUSORT_OUTPUT_INIT_(gpusort_bench_result)

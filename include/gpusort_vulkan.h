@@ -103,7 +103,9 @@ typedef struct gpusort_vk_sorter gpusort_vk_sorter;
  *             written to an index buffer; the keys are not modified (argsort);
  *   records   record_bytes set: records of that many bytes with the key at key_offset (any
  *             alignment), written whole in sorted order to an output buffer.
- * flags: GPUSORT_DESCENDING. Every sort is stable. */
+ * flags: GPUSORT_DESCENDING. algo: GPUSORT_SORT_AUTO (Onesweep, or reduce-then-scan on a
+ * device without forward progress; never bitonic, since the count is not known here) or the
+ * algorithm to use. Every sort is stable. */
 typedef struct gpusort_vk_sorter_info {
   uint32_t struct_size;
   gpusort_type key_type;
@@ -112,11 +114,11 @@ typedef struct gpusort_vk_sorter_info {
   uint32_t record_bytes;
   uint32_t key_offset;
   uint32_t flags;
-  uint32_t reserved;
+  gpusort_sort_algo algo; /* (0.3: reserved, zero) */
 } gpusort_vk_sorter_info;
 
 #define GPUSORT_VK_SORTER_INFO_INIT(key_type) \
-  {sizeof(gpusort_vk_sorter_info), (key_type), GPUSORT_TYPE_NONE, GPUSORT_TYPE_NONE, 0, 0, 0, 0}
+  {sizeof(gpusort_vk_sorter_info), (key_type), GPUSORT_TYPE_NONE, GPUSORT_TYPE_NONE, 0, 0, 0, GPUSORT_SORT_AUTO}
 
 /* Builds the sorter's pipelines on the device (tens to hundreds of milliseconds; a pipeline
  * cache makes later ones fast). Errors: USAGE, NO_DEVICE (the device lacks something),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages gpusort needs to build and test (Debian 12 or newer).
 # mesa-vulkan-drivers provides lavapipe, the CPU Vulkan driver used where there is no GPU.
+# clang and libclang-rt-dev (its libFuzzer and sanitizer runtimes) build the fuzz targets.
 set -euo pipefail
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo=sudo; fi
@@ -8,4 +9,5 @@ $sudo apt-get update
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends \
   gcc g++ libc6-dev pkg-config meson ninja-build python3 \
   libvulkan-dev glslc libxxhash-dev \
-  mesa-vulkan-drivers vulkan-validationlayers xxhash python3-numpy
+  mesa-vulkan-drivers vulkan-validationlayers xxhash python3-numpy \
+  clang libclang-rt-dev

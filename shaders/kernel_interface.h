@@ -35,7 +35,8 @@
 #define GS_SPEC_SCAN_ACC_KIND 8
 #define GS_SPEC_SCAN_INCLUSIVE 9
 #define GS_SPEC_SEGMENTED 10     /* sort: a pass over one segment of a sort too large for one */
-#define GS_SPEC_COUNT 11
+#define GS_SPEC_REDUCE_THEN_SCAN 11 /* sort: tiles find their offsets in a scanned table, not by look-back */
+#define GS_SPEC_COUNT 12
 
 /* Look-back descriptors of the sort hold a 2-bit status and a 30-bit count (lib/lookback.glsl). */
 #define GS_LOOKBACK_COUNT_MASK 0x3FFFFFFFu
@@ -77,7 +78,15 @@ GS_BLOCK_END(gs_scan_histograms_push)
  * segment's first key and first tile, n and tiles are the segment's, look-back counts start
  * from zero at the segment, and the digit starts (which radix_next_segment advances past each
  * segment) are added afterwards; outputs are addressed with 64-bit offsets from keys_out and
- * values_out, which are the whole arrays. */
+ * values_out, which are the whole arrays.
+ *
+ * The GS_SPEC_REDUCE_THEN_SCAN pipelines (and radix_upsweep.comp, with the same push
+ * constants) run a pass in three steps that never wait on another workgroup: the upsweep
+ * writes each tile's digit counts to a table whose row d holds digit d's count for every
+ * tile (`lookback`, rows `tile_stride` words apart); an exclusive scan of the whole table in
+ * row order gives every (digit, tile) its first output position; the digit-binning pass then
+ * reads that position from the scanned table (`digit_starts`, laid out the same) instead of
+ * looking back. Tiles are the workgroup's index in the dispatch, not a ticket. */
 GS_BLOCK_BEGIN(gs_onesweep_push)
   GS_ADDRESS keys_in;
   GS_ADDRESS keys_out;
@@ -94,7 +103,7 @@ GS_BLOCK_BEGIN(gs_onesweep_push)
   GS_U32 pass;  /* selects the ticket counter and the digit starts */
   GS_U32 flags;
   GS_U32 index_base; /* GS_SORT_INDEX_VALUES: the input index of keys_in's first key */
-  GS_U32 pad0;
+  GS_U32 tile_stride; /* reduce-then-scan: words between one digit's row of the tile table and the next */
 GS_BLOCK_END(gs_onesweep_push)
 
 /* radix_next_segment.comp: between two segments of a pass, adds the counts of the segment
@@ -148,6 +157,35 @@ GS_BLOCK_BEGIN(gs_scan_push)
   GS_U32 flags;
   GS_U32 pad0;
 GS_BLOCK_END(gs_scan_push)
+
+/* bitonic_sort.comp: the steps of a bitonic sort of `padded` (a power of two, at least one
+ * block) (ordered key, input index) pairs in the work arrays. Modes: GS_BITONIC_BLOCKS sorts
+ * each block in shared memory, reading the keys from keys_in (positions past n hold the
+ * largest key); GS_BITONIC_STEP is one compare-exchange step of distance j of stage k in
+ * global memory; GS_BITONIC_MERGE does the steps of stage k below one block's size in shared
+ * memory. With GS_BITONIC_LAST the step's result goes to keys_out (and values_out: values_in
+ * gathered through the indices, or the indices themselves) instead of the work arrays. */
+#define GS_BITONIC_BLOCKS 0u
+#define GS_BITONIC_STEP 1u
+#define GS_BITONIC_MERGE 2u
+#define GS_BITONIC_LAST 32u
+GS_BLOCK_BEGIN(gs_bitonic_push)
+  GS_ADDRESS keys_in;
+  GS_ADDRESS keys_out;
+  GS_ADDRESS values_in;
+  GS_ADDRESS values_out;
+  GS_ADDRESS work_keys;    /* [padded] ordered keys */
+  GS_ADDRESS work_indices; /* [padded] u32 input indices */
+  GS_ADDRESS count;        /* an indirect sort's u32 count (n is then its capacity); 0: none */
+  GS_U32 n;
+  GS_U32 padded;
+  GS_U32 k;          /* stage: sorted runs of k are being built */
+  GS_U32 j;          /* GS_BITONIC_STEP: compare-exchange distance */
+  GS_U32 flags;      /* mode | GS_BITONIC_LAST | GS_SORT_INDEX_VALUES */
+  GS_U32 value_words; /* 0, 1 or 2 */
+  GS_U32 mask_low;   /* the ordered-key bits compared (a bit range), low and high words */
+  GS_U32 mask_high;
+GS_BLOCK_END(gs_bitonic_push)
 
 /* gather_records.comp: out[i] = in[indices[i]], records of any size. */
 GS_BLOCK_BEGIN(gs_gather_push)
@@ -212,6 +250,7 @@ GS_PUSH_FITS(gs_next_segment_push);
 GS_PUSH_FITS(gs_prepare_indirect_push);
 GS_PUSH_FITS(gs_scan_push);
 GS_PUSH_FITS(gs_gather_push);
+GS_PUSH_FITS(gs_bitonic_push);
 GS_PUSH_FITS(gs_extract_push);
 GS_PUSH_FITS(gs_words_push);
 GS_PUSH_FITS(gs_reference_global_push);

@@ -17,6 +17,11 @@
 // The SEGMENTED pipeline runs one segment of a pass too large for one dispatch
 // (kernel_interface.h): its look-back starts from zero at the segment's first tile, the
 // digit starts are added after it, and outputs are addressed with 64-bit offsets.
+// The REDUCE_THEN_SCAN pipeline is the downsweep of a pass in which no workgroup waits on
+// another (for devices without forward progress between workgroups): radix_upsweep counted
+// every tile's digits into a table that a scan turned into each (digit, tile)'s first output
+// position (kernel_interface.h); step 1 takes the workgroup's own index and step 3 reads the
+// table instead of looking back.
 #ifndef VALUE_WORDS
 #define VALUE_WORDS 0
 #endif
@@ -25,6 +30,7 @@
 
 layout(constant_id = GS_SPEC_TILE_ROWS) const uint KEYS_PER_THREAD = 9;
 layout(constant_id = GS_SPEC_SEGMENTED) const bool SEGMENTED = false;
+layout(constant_id = GS_SPEC_REDUCE_THEN_SCAN) const bool REDUCE_THEN_SCAN = false;
 
 #if VALUE_WORDS == 2
 #define value_t uint64_t
@@ -209,10 +215,10 @@ void main() {
   const bool indirect = (pc.flags & GS_SORT_INDIRECT) != 0u;
   g_n = indirect ? Control(pc.control).control.n : pc.n;
   g_tiles = indirect ? Control(pc.control).control.tiles : pc.tiles;
-  if (lid == 0u) s_ticket = atomicAdd(Control(pc.control).control.tickets[pc.pass], 1u);
+  if (lid == 0u && !REDUCE_THEN_SCAN) s_ticket = atomicAdd(Control(pc.control).control.tickets[pc.pass], 1u);
   for (uint i = lid; i < COUNTER_WORDS; i += WORKGROUP_SIZE) s_stage[i] = 0u;
   barrier();
-  const uint tile = s_ticket;
+  const uint tile = REDUCE_THEN_SCAN ? linear_group_index() : s_ticket;
   if (tile >= g_tiles) return; // surplus workgroup of a folded dispatch
   // The next pass's descriptors live in a second array that no tile of this pass reads: each
   // tile zeroes its own row there, instead of a clearing dispatch between the passes.
@@ -262,7 +268,10 @@ void main() {
     }
     s_digit_count[d] = total;
     s_digit_start[d] = total;
-    if (tile == 0u) {
+    if (REDUCE_THEN_SCAN) {
+      s_walk_next[d] = LOOKBACK_DONE;
+      s_digit_dest[d] = WordArray(pc.digit_starts).words[d * pc.tile_stride + tile];
+    } else if (tile == 0u) {
       settle_digit(tile, d, LOOKBACK_DONE, SEGMENTED ? 0u : WordArray(pc.digit_starts).words[pc.pass * RADIX + d]);
     } else {
       lookback_post(tile * RADIX + d, LOOKBACK_AGGREGATE | total);
@@ -280,11 +289,11 @@ void main() {
   barrier(); // all counters read before the keys overwrite them
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) stage_key(rank[i], keys[i]);
 
-  if (tile != 0u) look_back(tile);
+  if (!REDUCE_THEN_SCAN && tile != 0u) look_back(tile);
   barrier();
   for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) {
     // a segment's counts start from zero: the digit's start past earlier segments comes after
-    const uint segment_start = SEGMENTED ? WordArray(pc.digit_starts).words[pc.pass * RADIX + d] : 0u;
+    const uint segment_start = SEGMENTED && !REDUCE_THEN_SCAN ? WordArray(pc.digit_starts).words[pc.pass * RADIX + d] : 0u;
     s_digit_dest[d] += segment_start - s_digit_start[d];
   }
   barrier();

@@ -10,6 +10,7 @@
 
 int harness_open(harness *h) {
   memset(h, 0, sizeof *h);
+  h->algo = GS_SORT_ONESWEEP;
   gs_context_init(&h->ctx, -1, 60, 0);
   int rc = gs_context_device(&h->ctx, NULL, NULL);
   if (rc) fprintf(stderr, "cannot open a device: %s\n", gs_last_error());
@@ -19,7 +20,8 @@ int harness_open(harness *h) {
 void harness_close(harness *h) { gs_context_close(&h->ctx); }
 
 static int sorter_for(harness *h, gs_key_type key, bool descending, unsigned value_bytes, gs_radix_sort **s) {
-  const gs_radix_sort_config config = {.key = key, .descending = descending, .value_bytes = value_bytes};
+  const gs_radix_sort_config config = {.key = key, .descending = descending, .value_bytes = value_bytes,
+                                       .algo = h->algo};
   return gs_context_sorter(&h->ctx, &config, s);
 }
 

@@ -28,6 +28,7 @@ typedef struct {
 
 typedef struct {
   gs_context ctx;
+  gs_sort_algo algo; /* every sort's algorithm (harness_open: Onesweep) */
   placement place;
   uint64_t segment_keys; /* non-zero: direct sorts run in segments of this many keys, each
                             segment in its own submission */

@@ -162,6 +162,8 @@ typedef struct {
   gpusort_layout layout;
 } layout_case;
 
+static gpusort_sort_algo sort_algo = GPUSORT_SORT_AUTO; /* of every sort_array() */
+
 /* Sorts n records in one layout and checks them (in place or not), and their argsort. */
 static void sort_array(gpusort_context *ctx, const layout_case *lc, uint64_t n, uint32_t flags, unsigned begin,
                        unsigned end, bool in_place) {
@@ -174,14 +176,15 @@ static void sort_array(gpusort_context *ctx, const layout_case *lc, uint64_t n, 
   ref_fill_keys(L->key, input + key_offset, R, n, n + 3);
   memcpy(output, input, n * R);
   gpusort_sort_options o = GPUSORT_SORT_OPTIONS_INIT;
-  o.flags = flags, o.begin_bit = begin, o.end_bit = end;
+  o.flags = flags, o.begin_bit = begin, o.end_bit = end, o.algo = sort_algo;
   const int rc = gpusort_sort(ctx, in_place ? output : input, output, n, L, &o);
   uint64_t *order = ref_sort_order(L->key, input, R, key_offset, n, flags & GPUSORT_DESCENDING, begin, end);
   bool same = rc == GPUSORT_OK;
   for (uint64_t i = 0; i < n && same; i++) same = memcmp(output + i * R, input + order[i] * R, R) == 0;
   char label[256];
-  snprintf(label, sizeof label, "sort %s, n=%llu, flags %x, bits %u:%u%s: %s", lc->name, (unsigned long long)n, flags,
-           begin, end, in_place ? ", in place" : "", rc ? gpusort_last_error() : "");
+  snprintf(label, sizeof label, "sort %s, n=%llu, flags %x, bits %u:%u%s, algorithm %d: %s", lc->name,
+           (unsigned long long)n, flags, begin, end, in_place ? ", in place" : "", (int)sort_algo,
+           rc ? gpusort_last_error() : "");
   expect(same, label);
   /* argsort of the same records, u32 and u64 indices */
   for (int wide = 0; wide < 2; wide++) {
@@ -225,6 +228,51 @@ static void array_sorts(gpusort_context *ctx) {
   const layout_case u64 = {"u64 keys", GPUSORT_LAYOUT_KEYS(GPUSORT_U64)}, f32 = {"f32 keys", GPUSORT_LAYOUT_KEYS(GPUSORT_F32)};
   sort_array(ctx, &u64, 20000, GPUSORT_VERIFY, 20, 50, true);
   sort_array(ctx, &f32, 20000, GPUSORT_DESCENDING, 0, 9, false);
+}
+
+/* Every algorithm through the array and file jobs; the 0.3 options struct; bad values. */
+static void algorithms(gpusort_context *ctx) {
+  const layout_case layouts[] = {
+      {"u64 keys", GPUSORT_LAYOUT_KEYS(GPUSORT_U64)},
+      {"(f32, u64) pairs", GPUSORT_LAYOUT_PAIRS(GPUSORT_F32, GPUSORT_U64)},
+      {"13-byte records, i32 key at byte 5", GPUSORT_LAYOUT_RECORDS(GPUSORT_I32, 13, 5)},
+  };
+  const uint64_t sizes[] = {1, 1000, 50001};
+  for (sort_algo = GPUSORT_SORT_ONESWEEP; sort_algo <= GPUSORT_SORT_BITONIC; sort_algo++)
+    for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++)
+      for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        sort_array(ctx, &layouts[l], sizes[s], s == 1 ? GPUSORT_DESCENDING | GPUSORT_VERIFY : 0, 0, 0, s % 2 == 0);
+  sort_algo = GPUSORT_SORT_AUTO;
+
+  const gpusort_layout L = GPUSORT_LAYOUT_KEYS(GPUSORT_U32);
+  uint32_t keys[300];
+  for (uint32_t i = 0; i < 300; i++) keys[i] = 300 - i;
+  struct { /* gpusort_sort_options as 0.3 had it */
+    uint32_t struct_size, flags, begin_bit, end_bit;
+  } old = {16, 0, 0, 0};
+  expect_status(gpusort_sort(ctx, keys, keys, 300, &L, (const gpusort_sort_options *)(const void *)&old), GPUSORT_OK,
+                "sort options of 0.3's size");
+  expect(keys[0] == 1 && keys[299] == 300, "sorted with 0.3's options");
+  gpusort_sort_options o = GPUSORT_SORT_OPTIONS_INIT;
+  o.algo = (gpusort_sort_algo)4;
+  expect_status(gpusort_sort(ctx, keys, keys, 300, &L, &o), GPUSORT_ERROR_USAGE, "an unknown algorithm");
+
+  /* a file job's report says what ran */
+  FILE *f = fopen(path("algo.bin"), "wb");
+  fwrite(keys, 4, 300, f);
+  fclose(f);
+  for (int a = GPUSORT_SORT_ONESWEEP; a <= GPUSORT_SORT_BITONIC; a++) {
+    gpusort_report report = GPUSORT_REPORT_INIT;
+    o.algo = (gpusort_sort_algo)a;
+    o.flags = GPUSORT_OVERWRITE | GPUSORT_VERIFY;
+    const int rc = gpusort_sort_file(ctx, path("algo.bin"), path("algo-out.bin"), &L, &o, &report);
+    expect(rc == GPUSORT_OK && report.algo == (gpusort_sort_algo)a && report.verified, "a file sort reports its algorithm");
+  }
+  gpusort_bench_result bench = GPUSORT_BENCH_RESULT_INIT;
+  bench.algo = GPUSORT_SORT_REDUCE_THEN_SCAN;
+  expect(gpusort_bench_sort(ctx, &L, 5000, 1, &bench) == GPUSORT_OK && bench.checked &&
+             bench.algo == GPUSORT_SORT_REDUCE_THEN_SCAN,
+         "a benchmark of the algorithm asked for");
 }
 
 /* ---- Scans and reductions of arrays ---- */
@@ -707,7 +755,11 @@ static void corrupt(gpusort_context *ctx) {
   for (int i = 0; i < 5000; i++) data[i] = (uint32_t)ref_random(&seed);
   gpusort_sort_options o = GPUSORT_SORT_OPTIONS_INIT;
   o.flags = GPUSORT_VERIFY;
-  expect_status(gpusort_sort(ctx, data, data, 5000, &L, &o), GPUSORT_ERROR_VERIFY, "a damaged array sort");
+  for (int a = GPUSORT_SORT_ONESWEEP; a <= GPUSORT_SORT_BITONIC; a++) {
+    o.algo = (gpusort_sort_algo)a;
+    expect_status(gpusort_sort(ctx, data, data, 5000, &L, &o), GPUSORT_ERROR_VERIFY, "a damaged array sort");
+  }
+  o.algo = GPUSORT_SORT_AUTO;
   FILE *f = fopen(path("c.bin"), "wb");
   fwrite(data, 4, 5000, f);
   fclose(f);
@@ -741,6 +793,7 @@ int main(int argc, char **argv) {
     corrupt(ctx);
   } else {
     array_sorts(ctx);
+    algorithms(ctx);
     array_scans(ctx);
     file_jobs(ctx);
     files_beyond_the_budget(ctx);

@@ -208,19 +208,28 @@ static void run_stability(harness *h) {
   }
 }
 
+/* usage: test_sort [MODE [ALGORITHM]], ALGORITHM onesweep (default), reduce-then-scan or bitonic */
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "matrix";
   harness h;
   if (harness_open(&h)) return 1;
+  for (gs_sort_algo a = GS_SORT_ONESWEEP; argc > 2 && a <= GS_SORT_BITONIC; a++)
+    if (strcmp(argv[2], gs_sort_algo_name(a)) == 0) h.algo = a;
+  if (argc > 2 && strcmp(argv[2], gs_sort_algo_name(h.algo)) != 0) {
+    fprintf(stderr, "unknown algorithm '%s'\n", argv[2]);
+    return 1;
+  }
   const uint64_t sg = h.ctx.dev.subgroup_size;
   const uint64_t tile = harness_tile_keys(&h, GS_KEY_U32, 0);
-  printf("device: %s, subgroup %llu, tile %llu keys, mode %s\n", h.ctx.dev.info.name, (unsigned long long)sg,
-         (unsigned long long)tile, mode);
+  printf("device: %s, subgroup %llu, tile %llu keys, mode %s, algorithm %s\n", h.ctx.dev.info.name,
+         (unsigned long long)sg, (unsigned long long)tile, mode, gs_sort_algo_name(h.algo));
   if (tile == 0) return 1;
 
   if (strcmp(mode, "matrix") == 0 || strcmp(mode, "fallback") == 0) {
-    const uint64_t sizes[] = {0,        1,    7,        8,        9,         sg - 1,        sg,
-                              sg + 1,   tile - 1, tile,     tile + 1, 2 * tile, 3 * tile + 77, 17 * tile + 1};
+    /* (1023 to 4097: around the bitonic sort's blocks of 1024 elements and their multiples) */
+    const uint64_t sizes[] = {0,        1,        7,        8,         9,             sg - 1,        sg,
+                              sg + 1,   tile - 1, tile,     tile + 1,  2 * tile,      3 * tile + 77, 17 * tile + 1,
+                              1023,     1024,     1025,     4095,      4097};
     run_sizes(&h, sizes, sizeof sizes / sizeof sizes[0], dist_specs, DIST_COUNT);
   } else if (strcmp(mode, "large") == 0) {
     const uint64_t big[] = {3000017};

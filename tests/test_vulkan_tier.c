@@ -405,7 +405,7 @@ static void sort_payload(app *a, const payload_case *c, uint64_t n) {
   gpusort_vk_sorter *sorter = NULL;
   gpusort_vk_requirements req = GPUSORT_VK_REQUIREMENTS_INIT;
   char label[160];
-  snprintf(label, sizeof label, "%s, %llu records", c->name, (unsigned long long)n);
+  snprintf(label, sizeof label, "%s, %llu records, algorithm %d", c->name, (unsigned long long)n, (int)in->algo);
   if (gpusort_vk_sorter_create(&a->gdev, in, &sorter) || gpusort_vk_sorter_requirements(sorter, n, &req)) {
     expect(a, false, gpusort_last_error());
     gpusort_vk_sorter_destroy(sorter);
@@ -474,8 +474,12 @@ static void every_payload(app *a) {
        {.struct_size = sizeof(gpusort_vk_sorter_info), .key_type = GPUSORT_F64, .record_bytes = 24, .key_offset = 8, .flags = GPUSORT_DESCENDING}, 0, 0},
   };
   const uint64_t sizes[] = {0, 1, 1000, 20011};
-  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
-    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) sort_payload(a, &cases[c], sizes[s]);
+  for (int algo = GPUSORT_SORT_AUTO; algo <= GPUSORT_SORT_BITONIC; algo++)
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+      payload_case with_algo = cases[c];
+      with_algo.info.algo = (gpusort_sort_algo)algo;
+      for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) sort_payload(a, &with_algo, sizes[s]);
+    }
 }
 
 /* ---- The scanner ---- */

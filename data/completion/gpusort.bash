@@ -27,7 +27,12 @@ _gpusort() {
         --acc) COMPREPLY=($(compgen -W "$types" -- "$cur")); return ;;
         --index-type) COMPREPLY=($(compgen -W "u32 u64" -- "$cur")); return ;;
         --op) COMPREPLY=($(compgen -W "sum min max" -- "$cur")); return ;;
-        --algo) COMPREPLY=($(compgen -W "lookback reduce-then-scan" -- "$cur")); return ;;
+        --algo)
+            case $command in
+                scan) COMPREPLY=($(compgen -W "lookback reduce-then-scan" -- "$cur")) ;;
+                *) COMPREPLY=($(compgen -W "auto onesweep reduce-then-scan bitonic" -- "$cur")) ;;
+            esac
+            return ;;
         --dist) COMPREPLY=($(compgen -W "uniform sorted reversed equal few entropy lowbits highbits special" -- "$cur")); return ;;
         --temp-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -36,12 +41,12 @@ _gpusort() {
 
     local options
     case $command in
-        sort) options="$layout --descending --bits --argsort --index-type --output --force --sync --verify $common" ;;
+        sort) options="$layout --descending --bits --argsort --index-type --algo --output --force --sync --verify $common" ;;
         check) options="$layout --descending --bits $common" ;;
         scan) options="--keys --op --inclusive --exclusive --acc --algo --deterministic --output --force --sync $common" ;;
         reduce) options="--keys --op --acc --deterministic $common" ;;
         gen) options="$layout -n --dist --seed --force --sync $common" ;;
-        bench) options="--keys --values --sizes --reps --scan-algos $common" ;;
+        bench) options="--keys --values --sizes --reps --algo --scan-algos $common" ;;
         devices) options="$common" ;;
         help) COMPREPLY=($(compgen -W "$commands" -- "$cur")); return ;;
     esac

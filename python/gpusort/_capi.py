@@ -107,6 +107,7 @@ class SortOptions(ctypes.Structure):
         ("flags", ctypes.c_uint32),
         ("begin_bit", ctypes.c_uint32),
         ("end_bit", ctypes.c_uint32),
+        ("algo", c_enum),
     ]
 
 
@@ -139,6 +140,7 @@ class Report(ctypes.Structure):
         ("tile_items", ctypes.c_uint32),
         ("tile_shared_bytes", ctypes.c_uint32),
         ("batches", ctypes.c_uint32),
+        ("algo", c_enum),
     ]
 
 
@@ -158,9 +160,9 @@ ABI_SIZES = {
     "gpusort_layout": 48,
     "gpusort_context_params": 56,
     "gpusort_device_info": 1168,
-    "gpusort_sort_options": 16,
+    "gpusort_sort_options": 20,
     "gpusort_scan_options": 24,
-    "gpusort_report": 336,
+    "gpusort_report": 344,
 }
 
 if ctypes.sizeof(ctypes.c_void_p) == 8:

@@ -13,9 +13,9 @@ GS_API_SIZE(gpusort_layout, 48);
 GS_API_SIZE(gpusort_key_part, 16);
 GS_API_SIZE(gpusort_context_params, 56);
 GS_API_SIZE(gpusort_device_info, 1168);
-GS_API_SIZE(gpusort_sort_options, 16);
+GS_API_SIZE(gpusort_sort_options, 20);
 GS_API_SIZE(gpusort_scan_options, 24);
-GS_API_SIZE(gpusort_report, 336);
+GS_API_SIZE(gpusort_report, 344);
 GS_API_SIZE(gpusort_generate_options, 32);
 GS_API_SIZE(gpusort_bench_result, 112);
 GS_API_SIZE(gpusort_bench_scan_result, 536);
@@ -88,6 +88,8 @@ const char *gpusort_device_type_name(gpusort_device_type type) {
 }
 
 void gpusort_remove_temporary_files(void) { gs_remove_temporary_files(); }
+
+const char *gpusort_fault_message(const void *address) { return gs_mapping_fault(address); }
 
 int gs_api_copy_in(void *full, size_t size, const void *user, size_t oldest, const char *what) {
   memset(full, 0, size);

@@ -47,9 +47,12 @@ static int sort_request(const gpusort_layout *layout, const gpusort_sort_options
   gpusort_sort_options o = GPUSORT_SORT_OPTIONS_INIT;
   memset(r, 0, sizeof *r);
   int rc = layout_in(layout, call, &r->layout);
-  if (!rc && user) rc = gs_api_copy_in(&o, sizeof o, user, sizeof o, "gpusort_sort_options");
+  /* (0.3's struct ended before algo) */
+  if (!rc && user) rc = gs_api_copy_in(&o, sizeof o, user, offsetof(gpusort_sort_options, algo), "gpusort_sort_options");
   if (!rc) rc = gs_api_check_flags(o.flags, allowed, call);
   if (rc) return rc;
+  if ((unsigned)o.algo > GPUSORT_SORT_BITONIC)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: unknown sort algorithm %d", call, (int)o.algo);
   const unsigned key_bits = gs_key_info_of(r->layout.key)->bytes * 8;
   if ((o.begin_bit || o.end_bit) && r->layout.keyed)
     return gs_fail(GPUSORT_ERROR_USAGE, "%s: bit ranges apply to keys of the types u32, i32, f32, u64, i64 and f64, "
@@ -61,6 +64,7 @@ static int sort_request(const gpusort_layout *layout, const gpusort_sort_options
   r->verify = o.flags & GPUSORT_VERIFY;
   r->begin_bit = o.begin_bit;
   r->end_bit = o.end_bit;
+  r->algo = (gs_sort_algo)o.algo;
   *flags = o.flags;
   return GPUSORT_OK;
 }
@@ -335,7 +339,10 @@ int gpusort_bench_sort(gpusort_context *ctx, const gpusort_layout *layout, uint6
                    "f64", call);
   if ((rc = gs_context_device(&ctx->job, NULL, NULL))) return rc;
   gpusort_bench_result full = GPUSORT_BENCH_RESULT_INIT;
-  rc = gs_bench_sort(&ctx->job, &l, count, reps, &full);
+  const gpusort_sort_algo algo = result->struct_size >= sizeof full ? result->algo : GPUSORT_SORT_AUTO;
+  if ((unsigned)algo > GPUSORT_SORT_BITONIC)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: unknown sort algorithm %d", call, (int)algo);
+  rc = gs_bench_sort(&ctx->job, &l, count, reps, (gs_sort_algo)algo, &full);
   if (rc == GPUSORT_OK || rc == GPUSORT_ERROR_VERIFY) gs_api_copy_out(result, &full, sizeof full, "gpusort_bench_result");
   return rc;
 }

@@ -163,16 +163,18 @@ int gpusort_vk_sorter_create(const gpusort_vk_device *device, const gpusort_vk_s
   gpusort_vk_sorter_info in;
   int rc = info ? gs_api_copy_in(&in, sizeof in, info, sizeof in, "gpusort_vk_sorter_info")
                 : gs_fail(GPUSORT_ERROR_USAGE, "%s: info is NULL", call);
-  if (rc || (rc = gs_api_check_flags(in.flags, GPUSORT_DESCENDING, call)) ||
-      (rc = gs_api_check_reserved(in.reserved, "gpusort_vk_sorter_info")))
-    return rc;
+  if (rc || (rc = gs_api_check_flags(in.flags, GPUSORT_DESCENDING, call))) return rc;
+  if ((unsigned)in.algo > GPUSORT_SORT_BITONIC)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: unknown sort algorithm %d", call, (int)in.algo);
   gpusort_vk_sorter *s = calloc(1, sizeof *s);
   if (!s) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
   gs_key_type key = GS_KEY_U32;
   if (!(rc = sorter_payload(&in, s, call)) && !(rc = borrow(device, &s->dev, &s->config, call)) &&
       !(rc = gs_memops_create(&s->dev, &s->memops))) {
     gs_key_type_from_public(in.key_type, &key);
-    gs_radix_sort_config config = {.key = key, .descending = in.flags & GPUSORT_DESCENDING, .value_bytes = s->value_bytes};
+    gs_radix_sort_config config = {.key = key, .descending = in.flags & GPUSORT_DESCENDING,
+                                   .value_bytes = s->value_bytes,
+                                   .algo = gs_sort_algo_for(&s->config, (gs_sort_algo)in.algo, UINT64_MAX)};
     rc = gs_radix_sort_create(&s->dev, &s->memops, &s->config, &config, &s->sorter);
     if (!rc && s->kind == PAYLOAD_RECORDS) rc = gs_gather_create(&s->dev, &s->gather);
   }

@@ -292,6 +292,23 @@ int cli_layout_key_bits(const gpusort_layout *layout, unsigned *key_bits) {
   return GPUSORT_OK;
 }
 
+static const char *const sort_algo_names[] = {"auto", "onesweep", "reduce-then-scan", "bitonic", NULL};
+
+int cli_parse_sort_algo(const char *text, gpusort_sort_algo *algo) {
+  for (unsigned i = 0; sort_algo_names[i]; i++)
+    if (strcmp(text, sort_algo_names[i]) == 0) {
+      *algo = (gpusort_sort_algo)i;
+      return GPUSORT_OK;
+    }
+  const char *near = cli_nearest(text, sort_algo_names);
+  if (near) return cli_fail(GPUSORT_ERROR_USAGE, "--algo: unknown algorithm '%s' (did you mean '%s'?)", text, near);
+  return cli_fail(GPUSORT_ERROR_USAGE, "--algo takes auto, onesweep, reduce-then-scan or bitonic, not '%s'", text);
+}
+
+const char *cli_sort_algo_name(gpusort_sort_algo algo) {
+  return (unsigned)algo <= GPUSORT_SORT_BITONIC ? sort_algo_names[algo] : "unknown";
+}
+
 int cli_parse_bits(const char *text, unsigned key_bits, unsigned *lo, unsigned *hi) {
   char *end;
   errno = 0;

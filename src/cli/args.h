@@ -102,6 +102,12 @@ int cli_parse_type(const char *option, const char *text, gpusort_type *out);
  * and (with `string_bytes`) bytes:N, whose N goes to *string_bytes. */
 int cli_parse_field_type(const char *option, const char *text, gpusort_type *out, uint32_t *string_bytes);
 
+/* --algo of sort and bench: auto, onesweep, reduce-then-scan or bitonic. */
+int cli_parse_sort_algo(const char *text, gpusort_sort_algo *algo);
+
+/* "auto", "onesweep", "reduce-then-scan", "bitonic". */
+const char *cli_sort_algo_name(gpusort_sort_algo algo);
+
 /* --bits LO:HI: 0 <= LO < HI <= key_bits. */
 int cli_parse_bits(const char *text, unsigned key_bits, unsigned *lo, unsigned *hi);
 

@@ -18,6 +18,7 @@ typedef struct {
   uint64_t sizes[MAX_SIZES];
   unsigned nsizes;
   bool default_sizes, scans;
+  gpusort_sort_algo algo;
   uint64_t reps;
   char device_name[256]; /* for --json */
 } bench_args;
@@ -47,6 +48,7 @@ static int parse_bench_args(int argc, char **argv, bench_args *o, bool *done) {
                                            {"sizes", required_argument, NULL, OPT_SIZES},
                                            {"reps", required_argument, NULL, OPT_REPS},
                                            {"scan-algos", no_argument, NULL, OPT_SCAN_ALGOS},
+                                           {"algo", required_argument, NULL, OPT_ALGO},
                                            CLI_COMMON_OPTIONS,
                                            {NULL, 0, NULL, 0}};
   const gpusort_layout keys = GPUSORT_LAYOUT_KEYS(GPUSORT_U32);
@@ -65,6 +67,7 @@ static int parse_bench_args(int argc, char **argv, bench_args *o, bool *done) {
     case OPT_VALUES: rc = cli_parse_type("--values", optarg, &o->layout.value); break;
     case OPT_SIZES: rc = parse_sizes(optarg, o); break;
     case OPT_SCAN_ALGOS: o->scans = true; break;
+    case OPT_ALGO: rc = cli_parse_sort_algo(optarg, &o->algo); break;
     case OPT_REPS:
       if (cli_parse_count(optarg, &o->reps) != 0 || o->reps == 0 || o->reps > 255)
         rc = cli_fail(GPUSORT_ERROR_USAGE, "--reps takes a count from 1 to 255, not '%s'", optarg);
@@ -93,6 +96,7 @@ static int bench_sorts(const bench_args *o, gpusort_context *ctx) {
   for (unsigned i = 0; i < o->nsizes; i++) {
     const uint64_t n = o->sizes[i];
     gpusort_bench_result r = GPUSORT_BENCH_RESULT_INIT;
+    r.algo = o->algo;
     rc = gpusort_bench_sort(ctx, L, n, (uint32_t)o->reps, &r);
     if (skipped(o, n, rc)) continue;
     if (rc && rc != GPUSORT_ERROR_VERIFY) return cli_library_error(rc);
@@ -111,6 +115,7 @@ static int bench_sorts(const bench_args *o, gpusort_context *ctx) {
       cli_json_count(&j, "records", n);
       cli_json_count(&j, "bytes", n * kb);
       cli_json_count(&j, "reps", o->reps);
+      cli_json_string(&j, "algo", cli_sort_algo_name(r.algo));
       cli_json_number(&j, "sort_seconds", r.sort_seconds);
       cli_json_number(&j, "copy_seconds", r.copy_seconds);
       cli_json_number(&j, "copy_command_seconds", r.copy_command_seconds);
@@ -125,8 +130,9 @@ static int bench_sorts(const bench_args *o, gpusort_context *ctx) {
         printf("%s keys with %s values (each its index), ", gpusort_type_name(L->key), gpusort_type_name(L->value));
       else
         printf("%s keys, ", gpusort_type_name(L->key));
-      printf("uniform random (seed 1); tile %u x %u; median of %llu runs; GPU timestamps\n", r.tile_invocations,
-             r.tile_keys_per_invocation, (unsigned long long)o->reps);
+      printf("uniform random (seed 1); %s%s; tile %u x %u; median of %llu runs; GPU timestamps\n",
+             cli_sort_algo_name(r.algo), o->algo == GPUSORT_SORT_AUTO ? " (auto, at the first size)" : "",
+             r.tile_invocations, r.tile_keys_per_invocation, (unsigned long long)o->reps);
       printf("copy = the keys' bytes copied buffer to buffer by a compute kernel; GB/s counts bytes read + written\n");
       printf("%12s %10s %10s %10s %11s %10s %8s\n", "n", "sort ms", "Gkeys/s", "copy ms", "copy GB/s", "sort/copy",
              "checked");

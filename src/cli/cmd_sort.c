@@ -26,6 +26,7 @@ static int sort_option(sort_args *o, int opt, const char *arg) {
   case OPT_VERIFY: o->sort.flags |= GPUSORT_VERIFY; return GPUSORT_OK;
   case OPT_DESCENDING: o->sort.flags |= GPUSORT_DESCENDING; return GPUSORT_OK;
   case OPT_BITS: o->bits_text = arg; return GPUSORT_OK;
+  case OPT_ALGO: return cli_parse_sort_algo(arg, &o->sort.algo);
   case OPT_ARGSORT: o->argsort = true; return GPUSORT_OK;
   case OPT_INDEX_TYPE:
     if (strcmp(arg, "u32") != 0 && strcmp(arg, "u64") != 0)
@@ -69,6 +70,7 @@ static int parse_sort_args(int argc, char **argv, sort_args *o, bool *done) {
                                            {"bits", required_argument, NULL, OPT_BITS},
                                            {"argsort", no_argument, NULL, OPT_ARGSORT},
                                            {"index-type", required_argument, NULL, OPT_INDEX_TYPE},
+                                           {"algo", required_argument, NULL, OPT_ALGO},
                                            CLI_COMMON_OPTIONS,
                                            {NULL, 0, NULL, 0}};
   const gpusort_sort_options defaults = GPUSORT_SORT_OPTIONS_INIT;
@@ -100,9 +102,16 @@ static void print_report(const sort_args *o, gpusort_context *ctx, const gpusort
              o->argsort ? (r->output_bytes == 8 * r->records && r->records ? ", u64 indices out" : ", u32 indices out") : "");
   cli_note("%llu %s, %s%s", (unsigned long long)r->records, layout, size, order);
   const bool verbose = o->common.verbosity >= 2;
-  if (verbose)
+  if (verbose) {
+    const char *why = o->sort.algo != GPUSORT_SORT_AUTO ? " (--algo)"
+                      : r->algo == GPUSORT_SORT_REDUCE_THEN_SCAN
+                          ? " (auto: this device does not promise forward progress between workgroups)"
+                      : r->algo == GPUSORT_SORT_BITONIC ? " (auto: below the device's bitonic crossover)"
+                                                        : " (auto)";
+    cli_note("algorithm: %s%s", cli_sort_algo_name(r->algo), why);
     cli_note("tile: %u invocations x %u keys = %u keys, %u bytes of shared memory; %u passes", r->tile_invocations,
              r->tile_items_per_invocation, r->tile_items, r->tile_shared_bytes, r->passes);
+  }
   cli_report_start(r);
   cli_report_gpu("sort", r->stage_seconds[GPUSORT_STAGE_SORT], r->records, "keys", r->input_bytes);
   if (r->stage_seconds[GPUSORT_STAGE_GATHER] > 0)

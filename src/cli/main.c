@@ -2,6 +2,7 @@
  * libgpusort (gpusort.h) and of nothing else: it parses options, calls the library, and
  * prints reports and messages. */
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -67,6 +68,11 @@ static const char help_sort[] =
     "                     --descending); keys equal on those bits keep input order\n"
     "  --argsort          write the records' indices in sorted order instead of the data\n"
     "  --index-type T     u32 or u64 indices for --argsort (default u32 below 2^32 records)\n"
+    "  --algo A           auto (default), onesweep, reduce-then-scan or bitonic; all give the\n"
+    "                     same output. onesweep: one pass per 8-bit digit with look-back;\n"
+    "                     reduce-then-scan: three steps per digit, no workgroup waits on\n"
+    "                     another (what auto picks on devices without forward progress);\n"
+    "                     bitonic: a sorting network, for small inputs (at most 2^31 keys)\n"
     "  -o, --output FILE  write the output to FILE (instead of the OUTPUT argument)\n"
     "  -f, --force        overwrite an existing OUTPUT; allow binary data to a terminal\n"
     "  --sync             flush OUTPUT and its directory entry to storage before success (so\n"
@@ -125,6 +131,7 @@ static const char help_bench[] =
     "  --sizes LIST       comma-separated key counts, e.g. 2^20,2^24,1000000\n"
     "                     (default 2^16,2^20,2^24,2^26,2^28, those that fit the device)\n"
     "  --reps N           timed runs per size (default 15)\n"
+    "  --algo A           the sort algorithm, as for sort (default auto)\n"
     "  --scan-algos       time u32 exclusive sums instead: the look-back scan, reduce-then-scan,\n"
     "                     and textbook Hillis-Steele, Blelloch (global and shared memory) and\n"
     "                     subgroup-blocked scans\n";
@@ -208,9 +215,34 @@ void cli_print_help(const char *command) {
 
 void cli_print_version(void) { printf("gpusort %s\n", gpusort_version_string()); }
 
-/* An interrupted run leaves no temporary file: remove them, then die of the signal as before. */
-static void remove_temporary_files_and_reraise(int sig) {
+static void write_stderr(const char *text) {
+  size_t left = 0;
+  while (text[left]) left++;
+  while (left > 0) {
+    const ssize_t put = write(STDERR_FILENO, text, left);
+    if (put <= 0) return;
+    text += put, left -= (size_t)put;
+  }
+}
+
+/* An interrupted run leaves no temporary file: remove them, then die of the signal as before
+ * (the shell sees 128 + the signal: 130 for SIGINT, 143 for SIGTERM). A SIGBUS in a file a job
+ * has mapped (an input truncated by another process) is a runtime failure that says so. */
+static void on_fatal_signal(int sig, siginfo_t *info, void *context) {
+  (void)context;
   gpusort_remove_temporary_files();
+  /* (si_code > 0: raised by the kernel at si_addr, not sent by kill) */
+  const char *fault = sig == SIGBUS && info && info->si_code > 0 ? gpusort_fault_message(info->si_addr) : NULL;
+  if (fault) {
+    /* several threads may fault at once: one says why and ends the process */
+    static atomic_flag reported = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&reported))
+      for (;;) pause();
+    write_stderr("gpusort: ");
+    write_stderr(fault);
+    write_stderr("\n");
+    _exit(1);
+  }
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -222,10 +254,14 @@ static void handle_fatal_signals(void) {
     struct sigaction old, sa = {0};
     /* keep a disposition of "ignore" (e.g. nohup) as it was */
     if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
-    sa.sa_handler = remove_temporary_files_and_reraise;
+    sa.sa_sigaction = on_fatal_signal;
+    sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     sigaction(sigs[i], &sa, NULL);
   }
+  /* A file-size limit (ulimit -f) fails the write past it with EFBIG, reported like a full
+   * disk, rather than killing the process with its temporary file left behind. */
+  signal(SIGXFSZ, SIG_IGN);
 }
 
 /* `gpusort help [COMMAND]` */

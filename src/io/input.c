@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +14,52 @@
 #include "util/error.h"
 #include "util/parallel.h"
 
+/* Registered mappings, for gs_mapping_fault(), which signal handlers call: a fixed table whose
+ * slots a handler can read at any moment (a slot's range and message are complete before its
+ * flag is set, and its flag is cleared before they change). */
+enum { MAPPING_SLOTS = 64 };
+static struct {
+  const unsigned char *begin, *end;
+  char message[PATH_MAX + 128];
+  int used; /* read and written atomically */
+} mappings[MAPPING_SLOTS];
+static pthread_mutex_t mappings_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int gs_guard_mapping(const void *begin, size_t bytes, const char *message) {
+  pthread_mutex_lock(&mappings_lock);
+  int slot = -1;
+  for (int i = 0; i < MAPPING_SLOTS && slot < 0; i++)
+    if (!__atomic_load_n(&mappings[i].used, __ATOMIC_RELAXED)) slot = i;
+  if (slot >= 0) {
+    mappings[slot].begin = begin;
+    mappings[slot].end = (const unsigned char *)begin + bytes;
+    snprintf(mappings[slot].message, sizeof mappings[slot].message, "%s", message);
+    __atomic_store_n(&mappings[slot].used, 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&mappings_lock);
+  return slot;
+}
+
+void gs_unguard_mapping(int slot) {
+  if (slot < 0) return;
+  pthread_mutex_lock(&mappings_lock);
+  __atomic_store_n(&mappings[slot].used, 0, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&mappings_lock);
+}
+
+const char *gs_mapping_fault(const void *address) {
+  const unsigned char *a = address;
+  for (int i = 0; i < MAPPING_SLOTS; i++)
+    if (__atomic_load_n(&mappings[i].used, __ATOMIC_ACQUIRE) && a >= mappings[i].begin && a < mappings[i].end)
+      return mappings[i].message;
+  return NULL;
+}
+
 int gs_input_open(gs_input *in, const char *path) {
   memset(in, 0, sizeof *in);
   in->fd = -1;
   in->data_fd = -1;
+  in->mapping_slot = -1;
   in->spill.fd = -1;
   in->path = path;
   in->name = strcmp(path, "-") == 0 ? "stdin" : path;
@@ -40,6 +84,11 @@ int gs_input_open(gs_input *in, const char *path) {
     return gs_fail(GPUSORT_ERROR_IO, "cannot map %s: %s", in->name, strerror(errno));
   }
   in->mapping_bytes = in->bytes;
+  /* read through the mapping, an input another process truncates faults: say which, and why */
+  char message[PATH_MAX + 128];
+  snprintf(message, sizeof message, "cannot read %s: it became shorter while being read, or its storage failed",
+           in->name);
+  in->mapping_slot = gs_guard_mapping(in->mapping, in->bytes, message);
   madvise(in->mapping, in->bytes, MADV_SEQUENTIAL);
   madvise(in->mapping, in->bytes, MADV_WILLNEED);
   in->data = in->mapping;
@@ -157,6 +206,7 @@ void gs_input_skip(gs_input *in, uint64_t bytes) {
 }
 
 void gs_input_close(gs_input *in) {
+  if (in->mapping) gs_unguard_mapping(in->mapping_slot); /* (never opened: mapping_slot may be 0) */
   if (in->mapping) munmap(in->mapping, in->mapping_bytes);
   free(in->heap);
   if (in->fd > STDERR_FILENO) close(in->fd);
@@ -164,5 +214,6 @@ void gs_input_close(gs_input *in) {
   memset(in, 0, sizeof *in);
   in->fd = -1;
   in->data_fd = -1;
+  in->mapping_slot = -1;
   in->spill.fd = -1;
 }

@@ -24,6 +24,7 @@ typedef struct {
   int data_fd;         /* a file holding `data` for pread (the input, or its spill); -1 if none */
   uint64_t data_offset; /* where `data` starts in data_fd (after a .npy header) */
   size_t mapping_bytes;
+  int mapping_slot;    /* the mapping's entry for gs_mapping_fault; -1 if none */
   gs_scratch spill;    /* a stream too large for memory, written out */
   double spill_seconds;
 } gs_input;
@@ -49,5 +50,14 @@ void gs_input_skip(gs_input *in, uint64_t bytes);
 int gs_input_check_width(const gs_input *in, unsigned width, const char *what);
 
 void gs_input_close(gs_input *in);
+
+/* File mappings whose faults a SIGBUS handler can explain: a file truncated by another process
+ * while mapped, or storage that failed, faults (SIGBUS) where its pages are touched. A mapping
+ * of `bytes` at `begin` is registered with the one-line message for a fault in it; returns its
+ * slot for gs_unguard_mapping, or -1 where the table is full (that mapping goes unexplained). */
+int gs_guard_mapping(const void *begin, size_t bytes, const char *message);
+void gs_unguard_mapping(int slot);
+/* The message of the registered mapping that holds `address`, or NULL. Async-signal-safe. */
+const char *gs_mapping_fault(const void *address);
 
 #endif

@@ -48,6 +48,8 @@ static int string_literal(cursor *c, char *out, size_t size) {
   const char *start = c->p;
   while (c->p < c->end && *c->p != quote) {
     if (*c->p == '\\') return malformed(c, "escapes in a string");
+    /* the dtype's text is kept as a C string for the output's header */
+    if (*c->p == '\0') return malformed(c, "a NUL byte in a string");
     c->p++;
   }
   if (c->p >= c->end) return malformed(c, "an unterminated string");
@@ -96,10 +98,15 @@ static int parse_shape(cursor *c, uint64_t *elements, unsigned *dims) {
   if (!accept(c, '(')) return malformed(c, "a shape was expected");
   while (!accept(c, ')')) {
     skip_space(c);
-    char *end;
-    const unsigned long long d = strtoull(c->p, &end, 10);
-    if (end == c->p) return malformed(c, "a dimension was expected");
-    c->p = end;
+    /* digits read up to the header's end only (strtoull would read on, past the file's end
+     * where the header ends it) */
+    const char *digits = c->p;
+    uint64_t d = 0;
+    for (; c->p < c->end && *c->p >= '0' && *c->p <= '9'; c->p++) {
+      if (d > (UINT64_MAX - (uint64_t)(*c->p - '0')) / 10) return malformed(c, "a shape too large");
+      d = d * 10 + (uint64_t)(*c->p - '0');
+    }
+    if (c->p == digits) return malformed(c, "a dimension was expected");
     if (d && *elements > UINT64_MAX / d) return malformed(c, "a shape too large");
     *elements *= d;
     ++*dims;

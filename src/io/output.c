@@ -141,6 +141,7 @@ int gs_output_open(gs_output *out, const char *path) {
   memset(out, 0, sizeof *out);
   out->fd = -1;
   out->temp_slot = -1;
+  out->map_slot = -1;
   out->path = path;
   out->name = path;
   if (strcmp(path, "-") == 0) {
@@ -216,6 +217,11 @@ int gs_output_reserve(gs_output *out, unsigned long long bytes) {
   }
   out->map = map;
   out->map_bytes = (size_t)bytes;
+  /* its blocks are allocated, so a fault writing it means the storage failed (or another
+   * process truncated the file) */
+  char message[PATH_MAX + 128];
+  snprintf(message, sizeof message, "cannot write %s: its storage failed while it was being written", out->name);
+  out->map_slot = gs_guard_mapping(map, out->map_bytes, message);
   return GPUSORT_OK;
 }
 
@@ -356,6 +362,8 @@ int gs_output_commit(gs_output *out) {
 
 gs_output_leftovers gs_output_detach(gs_output *out) {
   wait_populate(out);
+  if (out->map) gs_unguard_mapping(out->map_slot); /* (never reserved: map_slot may be 0) */
+  out->map_slot = -1;
   gs_output_leftovers l = {out->map, out->map_bytes, out->holds_replaced ? out->replaced_fd : -1};
   out->map = NULL;
   out->map_bytes = 0;

@@ -24,6 +24,7 @@ typedef struct {
   unsigned long long written; /* bytes so far */
   unsigned char *map;         /* the reserved file, mapped for writing (gs_output_reserve) */
   size_t map_bytes;
+  int map_slot;               /* the mapping's entry for gs_mapping_fault (io/input.h) */
   pthread_t populating;       /* gs_output_populate's thread, while it runs */
   bool populate_started;
   bool holds_replaced; /* the file the commit renamed over is held open in replaced_fd */

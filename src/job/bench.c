@@ -184,13 +184,16 @@ static int check_sorted(gs_context *c, const gs_layout *L, const unsigned char *
   return rc;
 }
 
-int gs_bench_sort(gs_context *c, const gs_layout *L, uint64_t n, unsigned reps, gpusort_bench_result *result) {
+int gs_bench_sort(gs_context *c, const gs_layout *L, uint64_t n, unsigned reps, gs_sort_algo algo,
+                  gpusort_bench_result *result) {
   gs_device *dev = &c->dev;
   const unsigned kb = gs_key_info_of(L->key)->bytes, vb = L->kind == GS_LAYOUT_PAIRS ? L->record_bytes - kb : 0;
   const uint64_t R = kb + vb;
   if (n == 0 || n > gs_radix_sort_max_keys(dev, L->key, vb, false) || 3 * n * R > c->budget)
     return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%llu keys do not fit %s", (unsigned long long)n, dev->info.name);
-  gs_radix_sort_config config = {.key = L->key, .value_bytes = vb};
+  const gs_radix_sort_config config = {.key = L->key, .value_bytes = vb, .algo = gs_sort_algo_for(&c->config, algo, n)};
+  if (config.algo == GS_SORT_BITONIC && n > gs_bitonic_sort_max_keys())
+    return gs_fail(GPUSORT_ERROR_TOO_LARGE, "a bitonic sort takes at most 2^31 keys");
   sort_work w = {.c = c, .kb = kb, .vb = vb, .run = {.n = n, .max_n = n}};
   gs_buffer pristine = {0}, pristine_values = {0}, keys = {0}, alt = {0}, values = {0}, values_alt = {0}, state = {0};
   unsigned char *records = NULL;
@@ -227,6 +230,7 @@ int gs_bench_sort(gs_context *c, const gs_layout *L, uint64_t n, unsigned reps, 
   for (unsigned p = 0; p < w.passes && p < 8; p++) result->pass_seconds[p] = figures[1 + p];
   result->tile_invocations = w.sorter->workgroup_size;
   result->tile_keys_per_invocation = w.sorter->keys_per_thread;
+  result->algo = (gpusort_sort_algo)config.algo;
   /* the copies move one pass's keys and overwrite the temporary array, not the result */
   const gs_range scratch = w.b.keys.tmp;
   if ((rc = time_copy(c, w.pristine_keys, scratch, n * kb / 4, false, reps, &result->copy_seconds)) ||

@@ -7,7 +7,8 @@
 #include "job/context.h"
 
 /* Keys or pairs (values are each key's index): GPUSORT_ERROR_TOO_LARGE if n does not fit. */
-int gs_bench_sort(gs_context *c, const gs_layout *layout, uint64_t n, unsigned reps, gpusort_bench_result *result);
+int gs_bench_sort(gs_context *c, const gs_layout *layout, uint64_t n, unsigned reps, gs_sort_algo algo,
+                  gpusort_bench_result *result);
 
 int gs_bench_scans(gs_context *c, uint64_t n, unsigned reps, gpusort_bench_scan_result *result);
 

@@ -133,7 +133,7 @@ void gs_context_close(gs_context *c) {
 }
 
 static bool same_sorter(const gs_radix_sort_config *a, const gs_radix_sort_config *b) {
-  return a->key == b->key && a->descending == b->descending && a->value_bytes == b->value_bytes;
+  return a->key == b->key && a->descending == b->descending && a->value_bytes == b->value_bytes && a->algo == b->algo;
 }
 
 static bool same_scan(const gs_scan_config *a, const gs_scan_config *b) {
@@ -216,6 +216,8 @@ int gs_sort_pacing_init(gs_sort_pacing *p, gs_context *c, gs_radix_sort *sorter,
   const uint64_t limit = gs_radix_sort_segment_limit(sorter), wanted = c->config.submit_keys;
   *p = (gs_sort_pacing){.dev = &c->dev, .submitter = submitter, .flushing = wanted != 0};
   p->segment_keys = wanted && wanted < limit ? wanted : limit;
+  /* whole tiles, as gs_radix_sort_record cuts segments: a capacity between the two needs them */
+  if (p->segment_keys > sorter->tile_keys) p->segment_keys -= p->segment_keys % sorter->tile_keys;
   return capacity > p->segment_keys ? gs_radix_sort_enable_segments(sorter) : GPUSORT_OK;
 }
 

@@ -168,12 +168,16 @@ static void report_sort(const gs_sort_engine *e, gpusort_report *report) {
   for (unsigned p = 0; p < t->gpu.passes && p < 8; p++) report->pass_seconds[p] = t->gpu.pass[p];
 }
 
-static void report_tile(gs_context *c, const gs_sort_request *r, gpusort_report *report) {
+/* capacity: what the sorts were sized for (the whole input, or an out-of-core batch) */
+static void report_tile(gs_context *c, const gs_sort_request *r, uint64_t capacity, gpusort_report *report) {
   /* (keyed layouts: the sort of their normalized words, ascending, with u32 indices) */
-  gs_radix_sort_config config = {.key = r->layout.key, .descending = r->descending && !r->layout.keyed,
+  gs_radix_sort_config config = {.key = r->layout.keyed ? GS_KEY_U64 : r->layout.key,
+                                 .descending = r->descending && !r->layout.keyed,
                                  .value_bytes = r->argsort || r->layout.keyed || r->layout.kind == GS_LAYOUT_RECORDS ? 4
                                                 : r->layout.kind == GS_LAYOUT_PAIRS ? gs_key_info_of(r->layout.value)->bytes
-                                                                                    : 0};
+                                                                                    : 0,
+                                 .algo = gs_sort_algo_for(&c->config, r->algo, capacity)};
+  report->algo = (gpusort_sort_algo)config.algo;
   gs_radix_sort *s;
   if (gs_context_sorter(c, &config, &s) != GPUSORT_OK) return;
   report->tile_invocations = s->workgroup_size;
@@ -226,12 +230,16 @@ typedef struct {
   gs_output *out;
   gs_emitter *emitter;
   int status;
+  char error[1024];
   uint64_t digest;
 } finish_task;
 
 static void finish_output(void *arg) {
   finish_task *t = arg;
-  if ((t->status = gs_output_commit(t->out))) return;
+  if ((t->status = gs_output_commit(t->out))) {
+    snprintf(t->error, sizeof t->error, "%s", gs_last_error()); /* errors are per thread */
+    return;
+  }
   t->digest = gs_emitter_digest(t->emitter);
   gs_context_release_later(t->c, gs_output_detach(t->out));
 }
@@ -319,10 +327,11 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
       r->forms = forms.columns ? &forms : NULL;
       rc = sort_in_core(c, &in, n, r, &out, &emitter, &engine, report);
       r->forms = NULL;
-      /* the device holds less than it said: out of core after all */
+      /* the device holds less than it said: out of core after all, in half the memory that failed */
       if (rc == GPUSORT_ERROR_OUT_OF_MEMORY && out.written == 0 && !r->layout.keyed) {
+        const uint64_t failed = gs_sort_engine_bytes(c, r, n), budget = failed < c->budget ? failed : c->budget;
         gs_sort_engine_free(&engine);
-        rc = sort_out_of_core(c, &in, n, r, output, &out, &emitter, report, c->budget / 2);
+        rc = sort_out_of_core(c, &in, n, r, output, &out, &emitter, report, budget / 2);
       }
     } else {
       rc = sort_out_of_core(c, &in, n, r, output, &out, &emitter, report, c->budget);
@@ -331,12 +340,12 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
   }
   /* the output's checksum, renaming and unmapping beside the GPU memory's release: each takes
    * tens of milliseconds a GiB */
-  finish_task finish = {c, &out, &emitter, GPUSORT_OK, 0};
+  finish_task finish = {c, &out, &emitter, GPUSORT_OK, "", 0};
   if (!rc) gs_run_both(finish_output, &finish, free_engine, &engine);
   gs_sort_engine_free(&engine);
-  if (!rc) rc = finish.status;
+  if (!rc && finish.status) rc = gs_fail(finish.status, "%s", finish.error);
   if (!rc) {
-    report_tile(c, r, report);
+    report_tile(c, r, n, report);
     report->output_bytes = n * out_bytes + header_bytes;
     report->xxh3 = finish.digest;
     report->total_seconds = gs_now() - start;
@@ -416,7 +425,7 @@ int gs_file_scan(gs_context *c, const char *input, const char *output, const gs_
   gs_scan_engine e = {0};
   int rc = scan_input(c, input, output, flags.overwrite, flags.sync, config, &in, &e, emit_bytes, &emitter, &out,
                       &emitter, report);
-  finish_task finish = {c, &out, &emitter, GPUSORT_OK, 0};
+  finish_task finish = {c, &out, &emitter, GPUSORT_OK, "", 0};
   if (!rc) finish_output(&finish);
   if (!rc) rc = finish.status;
   if (!rc) {

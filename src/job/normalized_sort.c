@@ -14,8 +14,9 @@ enum { MAX_WORKERS = 64, MAX_WORDS = GS_NORMALIZED_MAX_WORDS };
 
 static unsigned words_of(const gs_layout *layout) { return (layout->spec.bytes + 7) / 8; }
 
-uint64_t gs_normalized_sort_max_records(gs_context *ctx) {
-  const uint64_t sort = gs_radix_sort_max_keys(&ctx->dev, GS_KEY_U64, 4, true);
+uint64_t gs_normalized_sort_max_records(gs_context *ctx, gs_sort_algo algo) {
+  uint64_t sort = gs_radix_sort_max_keys(&ctx->dev, GS_KEY_U64, 4, true);
+  if (algo == GS_SORT_BITONIC && gs_bitonic_sort_max_keys() < sort) sort = gs_bitonic_sort_max_keys();
   /* rounds after the first gather 64-bit words by index: byte offsets below 2^32, in one buffer */
   uint64_t gather = 0xFFFFFFFFull / 8;
   while (gather && !gs_gather_fits(&ctx->dev, gather, 8)) gather /= 2;
@@ -24,14 +25,16 @@ uint64_t gs_normalized_sort_max_records(gs_context *ctx) {
 
 /* Device: the columns, a gathered column and the sort's second keys, two index arrays, the
  * state block; staging for the columns; host: the columns and the order. */
-uint64_t gs_normalized_sort_bytes(gs_context *ctx, const gs_layout *layout, uint64_t capacity) {
+uint64_t gs_normalized_sort_bytes(gs_context *ctx, const gs_layout *layout, gs_sort_algo algo, uint64_t capacity) {
   const uint64_t n = capacity ? capacity : 1, columns = n * 8 * words_of(layout);
-  const uint64_t state = 8192 + 2 * (n / 256 + 2) * 1024;
+  /* radix sorts: two rows of 256 words per tile of at least 256 keys; bitonic: a key and an
+   * index per element, padded to a power of two */
+  const uint64_t state = algo == GS_SORT_BITONIC ? 8192 + 2 * n * 12 : 8192 + 2 * (n / 256 + 2) * 1024;
   return columns + 2 * n * 8 + 2 * n * 4 + state + gs_stager_bytes(columns, gs_context_staging_slot(ctx));
 }
 
 int gs_normalized_sort_init(gs_normalized_sort *s, gs_context *ctx, const gs_layout *layout, bool descending,
-                            uint64_t capacity) {
+                            gs_sort_algo algo, uint64_t capacity) {
   memset(s, 0, sizeof *s);
   s->ctx = ctx;
   s->spec = layout->spec;
@@ -42,16 +45,17 @@ int gs_normalized_sort_init(gs_normalized_sort *s, gs_context *ctx, const gs_lay
   const double start = gs_now();
   gs_device *dev = &ctx->dev;
   const uint64_t n = capacity ? capacity : 1;
-  gs_radix_sort_config config = {.key = GS_KEY_U64, .value_bytes = 4};
+  const gs_radix_sort_config config = {.key = GS_KEY_U64, .value_bytes = 4,
+                                       .algo = gs_sort_algo_for(&ctx->config, algo, capacity)};
   int rc;
-  if (capacity > gs_normalized_sort_max_records(ctx))
+  if (capacity > gs_normalized_sort_max_records(ctx, algo))
     return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%llu records are more than one sort of %s keys takes on %s",
                    (unsigned long long)capacity, layout->key_name, dev->info.name);
   if ((rc = gs_context_sorter(ctx, &config, &s->sorter)) ||
       (rc = gs_sort_pacing_init(&s->pacing, ctx, s->sorter, &s->submitter, capacity)))
     return rc;
   const uint64_t column_bytes = n * 8 * s->words;
-  if ((rc = gs_context_check_budget(ctx, gs_normalized_sort_bytes(ctx, layout, capacity), "the sort")) ||
+  if ((rc = gs_context_check_budget(ctx, gs_normalized_sort_bytes(ctx, layout, algo, capacity), "the sort")) ||
       (rc = gs_buffer_create(dev, &s->columns, column_bytes, GS_MEM_DEVICE, "the keys' normalized forms")) ||
       (rc = gs_buffer_create(dev, &s->gathered, n * 8, GS_MEM_DEVICE, "a word of the keys in order")) ||
       (rc = gs_buffer_create(dev, &s->keys_tmp, n * 8, GS_MEM_DEVICE, "the sort's second key buffer")) ||

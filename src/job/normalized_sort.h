@@ -65,11 +65,12 @@ typedef struct gs_normalized_sort {
 
 /* The most records one sort takes on the context's device, and the memory (device and
  * staging) it needs for `capacity` of them. */
-uint64_t gs_normalized_sort_max_records(gs_context *ctx);
-uint64_t gs_normalized_sort_bytes(gs_context *ctx, const gs_layout *layout, uint64_t capacity);
+uint64_t gs_normalized_sort_max_records(gs_context *ctx, gs_sort_algo algo);
+uint64_t gs_normalized_sort_bytes(gs_context *ctx, const gs_layout *layout, gs_sort_algo algo, uint64_t capacity);
 
+/* algo: the algorithm asked for (GS_SORT_AUTO: as the device and capacity suit). */
 int gs_normalized_sort_init(gs_normalized_sort *s, gs_context *ctx, const gs_layout *layout, bool descending,
-                            uint64_t capacity);
+                            gs_sort_algo algo, uint64_t capacity);
 
 /* Orders the n records (n <= capacity): s->order_host lists their indices in key order,
  * stably. `forms`: the records' normalized forms computed ahead, or NULL. */

@@ -93,6 +93,7 @@ static int use_engine(ooc *o, engine_role role, bool from_input, unsigned begin,
   memset(q, 0, sizeof *q);
   q->layout = from_input ? o->input.layout : o->work.layout;
   q->descending = o->r->descending;
+  q->algo = o->r->algo;
   q->begin_bit = begin;
   q->end_bit = end;
   q->input_may_change = in_place;

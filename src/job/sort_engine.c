@@ -45,8 +45,17 @@ static unsigned output_bytes(const gs_sort_request *r) {
 }
 
 uint64_t gs_sort_engine_max_records(gs_context *ctx, const gs_sort_request *r) {
-  if (r->layout.keyed) return gs_normalized_sort_max_records(ctx);
-  return gs_radix_sort_max_keys(&ctx->dev, r->layout.key, gpu_value_bytes(r), true);
+  if (r->layout.keyed) return gs_normalized_sort_max_records(ctx, r->algo);
+  const uint64_t radix = gs_radix_sort_max_keys(&ctx->dev, r->layout.key, gpu_value_bytes(r), true);
+  return r->algo == GS_SORT_BITONIC && gs_bitonic_sort_max_keys() < radix ? gs_bitonic_sort_max_keys() : radix;
+}
+
+/* The sorter for a request of up to n records. */
+static gs_radix_sort_config sorter_config(const gs_context *ctx, const gs_sort_request *r, uint64_t n) {
+  return (gs_radix_sort_config){.key = r->layout.key,
+                                .descending = r->descending,
+                                .value_bytes = gpu_value_bytes(r),
+                                .algo = gs_sort_algo_for(&ctx->config, r->algo, n)};
 }
 
 /* Staging slots: at most 64 MiB, and a sixteenth of the budget (four slots in all). */
@@ -97,24 +106,25 @@ static bool choose_gather(const gs_context *ctx, const gs_sort_request *r, uint6
 }
 
 /* The sorter a request runs with (its tile sizes the state block); NULL if it cannot be built. */
-static gs_radix_sort *sorter_of(gs_context *ctx, const gs_sort_request *r) {
-  gs_radix_sort_config config = {.key = r->layout.key, .descending = r->descending, .value_bytes = gpu_value_bytes(r)};
+static gs_radix_sort *sorter_of(gs_context *ctx, const gs_sort_request *r, uint64_t n) {
+  const gs_radix_sort_config config = sorter_config(ctx, r, n);
   gs_radix_sort *sorter;
   return gs_context_sorter(ctx, &config, &sorter) == GPUSORT_OK ? sorter : NULL;
 }
 
 uint64_t gs_sort_engine_bytes(gs_context *ctx, const gs_sort_request *r, uint64_t capacity) {
-  if (r->layout.keyed) return gs_normalized_sort_bytes(ctx, &r->layout, capacity);
-  const gs_radix_sort *sorter = sorter_of(ctx, r);
+  if (r->layout.keyed) return gs_normalized_sort_bytes(ctx, &r->layout, r->algo, capacity);
+  const gs_radix_sort *sorter = sorter_of(ctx, r, capacity);
   return engine_bytes(ctx, r, capacity, choose_gather(ctx, r, capacity, sorter), sorter);
 }
 
 uint64_t gs_sort_engine_capacity(gs_context *ctx, const gs_sort_request *r, uint64_t budget) {
-  const gs_radix_sort *sorter = r->layout.keyed ? NULL : sorter_of(ctx, r); /* (keyed: its own) */
+  /* (keyed: its own; capacities past any bitonic crossover) */
+  const gs_radix_sort *sorter = r->layout.keyed ? NULL : sorter_of(ctx, r, UINT64_MAX);
   uint64_t lo = 0, hi = gs_sort_engine_max_records(ctx, r);
   while (lo < hi) { /* the largest capacity whose memory fits */
     const uint64_t mid = lo + (hi - lo + 1) / 2;
-    if ((r->layout.keyed ? gs_normalized_sort_bytes(ctx, &r->layout, mid) : engine_bytes(ctx, r, mid, false, sorter)) <=
+    if ((r->layout.keyed ? gs_normalized_sort_bytes(ctx, &r->layout, r->algo, mid) : engine_bytes(ctx, r, mid, false, sorter)) <=
         budget)
       lo = mid;
     else
@@ -202,11 +212,11 @@ int gs_sort_engine_init(gs_sort_engine *e, gs_context *ctx, const gs_sort_reques
       return gs_fail(GPUSORT_ERROR_USAGE, "bit ranges apply to keys of the types u32, i32, f32, u64, i64 and f64");
     if (!(e->normalized = calloc(1, sizeof *e->normalized)) || !(e->scratch = malloc(SCRATCH_BYTES)))
       return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    rc = gs_normalized_sort_init(e->normalized, ctx, &r->layout, r->descending, capacity);
+    rc = gs_normalized_sort_init(e->normalized, ctx, &r->layout, r->descending, r->algo, capacity);
     e->times.setup += gs_now() - start;
     return rc;
   }
-  gs_radix_sort_config config = {.key = r->layout.key, .descending = r->descending, .value_bytes = e->gpu_value_bytes};
+  const gs_radix_sort_config config = sorter_config(ctx, r, capacity);
   gs_radix_sort *sorter;
   if ((rc = gs_context_sorter(ctx, &config, &sorter)) ||
       (rc = gs_radix_sort_passes(sorter, r->begin_bit, r->end_bit, &e->passes)))

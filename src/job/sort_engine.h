@@ -34,6 +34,7 @@ typedef struct {
   gs_layout layout;
   bool descending;
   unsigned begin_bit, end_bit; /* 0, 0: all bits */
+  gs_sort_algo algo;           /* as asked: GS_SORT_AUTO lets the device and the size decide */
   bool argsort;
   unsigned index_bytes;        /* argsort: 4 or 8 */
   bool values_only;            /* pairs: hand out the values alone, in key order */

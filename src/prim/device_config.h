@@ -8,6 +8,9 @@
 
 #include "vk/device.h"
 
+/* Sort algorithms (src/prim/radix_sort.h); the values are gpusort_sort_algo's. */
+typedef enum { GS_SORT_AUTO, GS_SORT_ONESWEEP, GS_SORT_REDUCE_THEN_SCAN, GS_SORT_BITONIC } gs_sort_algo;
+
 typedef struct {
   char preset[64];                  /* "nvidia", "lavapipe", "generic", + " (tuned by GPUSORT_*)" */
   uint32_t subgroup_size;           /* pinned for every pipeline */
@@ -20,9 +23,22 @@ typedef struct {
   /* Keys one submission's sort pass covers at most, about a quarter of a second of work on
    * the device (desktop watchdogs reset a GPU after about two seconds); 0: no bound. */
   uint64_t submit_keys;
+  /* Whether a workgroup spinning on another's result is sure to see it come: Onesweep's
+   * look-back needs that (it has a bounded fallback, but the fallback is slow); without it
+   * `auto` sorts by reduce-then-scan. */
+  bool forward_progress;
+  uint64_t bitonic_max_keys; /* `auto` sorts up to this many keys by bitonic sort (measured crossover) */
 } gs_device_config;
 
 /* The configuration for a device gs_device_probe described. */
 void gs_device_config_choose(const gs_device_info *info, gs_device_config *config);
+
+/* The algorithm a sort of up to n keys runs with: `requested`, or for GS_SORT_AUTO bitonic up
+ * to the device's crossover, then Onesweep where the device has forward progress and
+ * reduce-then-scan where it does not. */
+gs_sort_algo gs_sort_algo_for(const gs_device_config *config, gs_sort_algo requested, uint64_t n);
+
+/* "auto", "onesweep", "reduce-then-scan", "bitonic"; NULL for no algorithm. */
+const char *gs_sort_algo_name(gs_sort_algo algo);
 
 #endif

@@ -75,8 +75,14 @@ int gs_radix_sort_create(gs_device *dev, const gs_memops *memops, const gs_devic
     return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: values of %u bytes", sort_config->value_bytes);
   if ((s->info->bytes == 8 || sort_config->value_bytes == 8) && !dev->int64)
     return gs_fail(GPUSORT_ERROR_NO_DEVICE, "%s cannot sort 64-bit keys or values (no shaderInt64)", dev->info.name);
-  int rc = choose_tile(s, config);
+  int rc = choose_tile(s, config); /* (bitonic too: segment limits pace its submissions) */
   if (rc) return rc;
+  if (sort_config->algo == GS_SORT_BITONIC)
+    return gs_bitonic_sort_create(dev, memops, sort_config->key, sort_config->descending, sort_config->value_bytes,
+                                  &s->bitonic);
+  if (sort_config->algo != GS_SORT_ONESWEEP && sort_config->algo != GS_SORT_REDUCE_THEN_SCAN)
+    return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: sort algorithm %d", (int)sort_config->algo);
+  const bool rts = sort_config->algo == GS_SORT_REDUCE_THEN_SCAN;
   const uint32_t hist_wg =
       gs_workgroup_within(dev, HISTOGRAM_WORKGROUP < dev->subgroup_size ? dev->subgroup_size : HISTOGRAM_WORKGROUP);
   s->histogram_workgroup_size = hist_wg;
@@ -85,7 +91,8 @@ int gs_radix_sort_create(gs_device *dev, const gs_memops *memops, const gs_devic
   const uint32_t kind = (uint32_t)s->info->kind, desc = sort_config->descending ? 1 : 0;
   const uint32_t spin = config->lookback_spin ? config->lookback_spin : 1;
   const uint32_t hist_spec[] = {s->histogram_workgroup_size, 0, kind, desc};
-  const uint32_t pass_spec[] = {s->workgroup_size, 0, kind, desc, s->keys_per_thread, spin};
+  uint32_t pass_spec[GS_SPEC_COUNT] = {s->workgroup_size, 0, kind, desc, s->keys_per_thread, spin};
+  pass_spec[GS_SPEC_REDUCE_THEN_SCAN] = rts;
   memcpy(s->kpt_spec, pass_spec, sizeof pass_spec);
   const uint32_t one_group[] = {64, 0};
   char pass_name[48];
@@ -97,22 +104,34 @@ int gs_radix_sort_create(gs_device *dev, const gs_memops *memops, const gs_devic
                              scan_spec, 2)) ||
       (rc = gs_kernel_create(dev, &s->prepare_indirect, "radix_prepare_indirect", sizeof(gs_prepare_indirect_push),
                              one_group, 2)) ||
-      (rc = gs_kernel_create(dev, &s->onesweep, pass_name, sizeof(gs_onesweep_push), pass_spec, 6)))
+      (rc = gs_kernel_create(dev, &s->onesweep, pass_name, sizeof(gs_onesweep_push), pass_spec, GS_SPEC_COUNT)))
     return rc;
   if (kind != GS_KEY_KIND_UNSIGNED || desc) {
-    const uint32_t plain_spec[] = {s->workgroup_size, 0, GS_KEY_KIND_UNSIGNED, 0, s->keys_per_thread, spin};
-    if ((rc = gs_kernel_create(dev, &s->onesweep_plain, pass_name, sizeof(gs_onesweep_push), plain_spec, 6)))
+    uint32_t plain_spec[GS_SPEC_COUNT];
+    memcpy(plain_spec, pass_spec, sizeof plain_spec);
+    plain_spec[GS_SPEC_KEY_KIND] = GS_KEY_KIND_UNSIGNED;
+    plain_spec[GS_SPEC_KEY_DESCENDING] = 0;
+    if ((rc = gs_kernel_create(dev, &s->onesweep_plain, pass_name, sizeof(gs_onesweep_push), plain_spec,
+                               GS_SPEC_COUNT)))
+      return rc;
+  }
+  if (rts) {
+    const gs_scan_config spine = {.input = GS_KEY_U32, .acc = GS_KEY_U32, .op = GS_SCAN_SUM,
+                                  .algo = GS_SCAN_REDUCE_THEN_SCAN};
+    if ((rc = gs_kernel_create(dev, &s->upsweep, wide ? "radix_upsweep_k64" : "radix_upsweep_k32",
+                               sizeof(gs_onesweep_push), pass_spec, 5)) ||
+        (rc = gs_scan_create(dev, memops, config, &spine, &s->spine)))
       return rc;
   }
   return GPUSORT_OK;
 }
 
 int gs_radix_sort_enable_segments(gs_radix_sort *s) {
-  if (s->segments_enabled) return GPUSORT_OK;
+  if (s->segments_enabled || s->config.algo == GS_SORT_BITONIC) return GPUSORT_OK; /* (bitonic: unsegmented) */
   char name[48];
   pass_kernel_name(s, name, sizeof name);
-  uint32_t spec[GS_SPEC_COUNT] = {0};
-  memcpy(spec, s->kpt_spec, sizeof s->kpt_spec);
+  uint32_t spec[GS_SPEC_COUNT];
+  memcpy(spec, s->kpt_spec, sizeof spec);
   spec[GS_SPEC_SEGMENTED] = 1;
   const uint32_t one_group[] = {s->histogram_workgroup_size, 0};
   int rc;
@@ -142,6 +161,9 @@ void gs_radix_sort_destroy(gs_radix_sort *s) {
   gs_kernel_destroy(dev, &s->onesweep_segmented);
   gs_kernel_destroy(dev, &s->onesweep_plain_segmented);
   gs_kernel_destroy(dev, &s->next_segment);
+  gs_kernel_destroy(dev, &s->upsweep);
+  gs_scan_destroy(&s->spine);
+  gs_bitonic_sort_destroy(&s->bitonic);
   memset(s, 0, sizeof *s);
 }
 
@@ -150,10 +172,20 @@ static VkDeviceSize lookback_bytes(const gs_radix_sort *s, uint64_t max_n) {
   return ((VkDeviceSize)tiles_for(s, max_n) + 1) * GS_RADIX * 4;
 }
 
+/* Reduce-then-scan: a tile table (GS_RADIX rows of a word per tile), 16-byte aligned. */
+static VkDeviceSize table_bytes(const gs_radix_sort *s, uint64_t max_n) {
+  return ((VkDeviceSize)tiles_for(s, max_n) * GS_RADIX * 4 + 15) / 16 * 16;
+}
+
 /* The state block: the control block (tickets, indirect counts and dispatches), the digit
  * histograms, then two arrays of look-back descriptors: passes use them in turn, and each
- * pass zeroes the other for the next. */
+ * pass zeroes the other for the next. Reduce-then-scan has the tile table and its scan (and
+ * the scan's own state) where the descriptors were. */
 VkDeviceSize gs_radix_sort_state_bytes(const gs_radix_sort *s, uint64_t max_n) {
+  if (s->config.algo == GS_SORT_BITONIC) return gs_bitonic_sort_state_bytes(&s->bitonic, max_n);
+  if (s->config.algo == GS_SORT_REDUCE_THEN_SCAN)
+    return STATE_CONTROL_BYTES + STATE_HISTOGRAM_BYTES + 2 * table_bytes(s, max_n) +
+           gs_scan_state_bytes(&s->spine, (uint64_t)tiles_for(s, max_n) * GS_RADIX);
   return STATE_CONTROL_BYTES + STATE_HISTOGRAM_BYTES + 2 * lookback_bytes(s, max_n);
 }
 
@@ -186,6 +218,7 @@ typedef struct {
   const gs_radix_sort_run *run;
   const gs_radix_sort_buffers *b;
   gs_range control, histograms, lookback[2];
+  gs_range table, scanned, spine_state; /* reduce-then-scan */
   bool indirect;
   uint64_t max_tiles;
   uint64_t segment_keys; /* 0: unsegmented */
@@ -215,8 +248,11 @@ static uint64_t segments_of(const recording *r) {
 static int record_start(const recording *r) {
   const gs_radix_sort *s = r->s;
   const uint64_t tiles = r->indirect ? r->max_tiles : tiles_for(s, r->run->n);
-  int rc = gs_record_clear(s->dev, r->cb, s->memops, r->control,
-                           (STATE_CONTROL_BYTES + STATE_HISTOGRAM_BYTES) / 4 + tiles * GS_RADIX);
+  /* reduce-then-scan uses neither histograms nor descriptors: every table entry is written */
+  const uint64_t words = s->config.algo == GS_SORT_REDUCE_THEN_SCAN
+                             ? STATE_CONTROL_BYTES / 4
+                             : (STATE_CONTROL_BYTES + STATE_HISTOGRAM_BYTES) / 4 + tiles * GS_RADIX;
+  int rc = gs_record_clear(s->dev, r->cb, s->memops, r->control, words);
   if (rc || !r->indirect) return rc;
   gs_prepare_indirect_push pp = {.count = r->b->count.address,
                                  .control = r->control.address,
@@ -306,6 +342,56 @@ static int record_pass(recording *r, const gs_onesweep_push *pass) {
   return rc;
 }
 
+/* One reduce-then-scan pass: the upsweep over every tile (per segment), the scan of the tile
+ * table, then the digit-binning kernel reading its positions from the scanned table. An
+ * indirect sort runs the upsweep and the scan over its capacity's tiles (those past the count
+ * count nothing). */
+static int record_rts_pass(recording *r, const gs_onesweep_push *pass) {
+  const gs_radix_sort *s = r->s;
+  const unsigned kb = s->info->bytes, vb = s->config.value_bytes;
+  const uint64_t stride = r->indirect ? r->max_tiles : tiles_for(s, r->run->n);
+  gs_onesweep_push pp = *pass;
+  pp.lookback = r->table.address;
+  pp.digit_starts = r->scanned.address;
+  pp.lookback_next = 0;
+  pp.flags &= ~GS_SORT_CLEAR_NEXT;
+  pp.tile_stride = (uint32_t)stride;
+  int rc = GPUSORT_OK;
+  if (r->indirect) {
+    pp.tiles = (uint32_t)stride;
+    rc = gs_kernel_dispatch(s->dev, r->cb, &s->upsweep, &pp, (uint32_t)stride);
+  }
+  for (uint64_t g = 0; g < segments_of(r) && !rc && !r->indirect; g++) {
+    const uint64_t first = segment_first(r, g), count = r->segment_keys ? segment_count(r, g) : r->run->n;
+    gs_onesweep_push up = pp;
+    up.keys_in += first * kb;
+    up.lookback += first / s->tile_keys * 4;
+    up.n = (uint32_t)count;
+    up.tiles = tiles_for(s, count);
+    if (!(rc = gs_kernel_dispatch(s->dev, r->cb, &s->upsweep, &up, up.tiles)) && r->segment_keys)
+      rc = segment_done(r, count);
+  }
+  if (!rc)
+    rc = gs_scan_record(&s->spine, r->cb, stride * GS_RADIX, r->max_tiles * GS_RADIX, r->table, r->scanned,
+                        r->spine_state, NULL, NULL);
+  const gs_kernel *k = pass_kernel(r, pass->flags);
+  if (!rc && r->indirect)
+    gs_kernel_dispatch_indirect(r->cb, k, &pp, control_field(r, offsetof(gs_sort_control, onesweep_dispatch), 12));
+  for (uint64_t g = 0; g < segments_of(r) && !rc && !r->indirect; g++) {
+    const uint64_t first = segment_first(r, g), count = r->segment_keys ? segment_count(r, g) : r->run->n;
+    gs_onesweep_push down = pp;
+    down.keys_in += first * kb;
+    if (vb) down.values_in += first * vb;
+    down.digit_starts += first / s->tile_keys * 4;
+    down.n = (uint32_t)count;
+    down.tiles = tiles_for(s, count);
+    down.index_base = (uint32_t)first;
+    if (!(rc = gs_kernel_dispatch(s->dev, r->cb, k, &down, down.tiles)) && r->segment_keys)
+      rc = segment_done(r, count);
+  }
+  return rc;
+}
+
 /* Copies n elements of `bytes` each from src to dst (n read by the GPU for indirect sorts). */
 static int record_copy(const recording *r, gs_range src, gs_range dst, unsigned bytes) {
   const gs_radix_sort *s = r->s;
@@ -352,6 +438,33 @@ static int plan_segments(const gs_radix_sort *s, const gs_radix_sort_run *run, b
   return GPUSORT_OK;
 }
 
+/* GS_SORT_BITONIC: the same arrays and run through src/prim/bitonic_sort.h. Its time shows as
+ * the first pass's. */
+static int record_bitonic(recording *r, unsigned passes, gs_timestamps *ts) {
+  const gs_radix_sort_run *run = r->run;
+  const gs_radix_sort_buffers *b = r->b;
+  const gs_bitonic_run br = {.n = run->n,
+                             .max_n = run->max_n,
+                             .count = b->count,
+                             .begin_bit = run->begin_bit,
+                             .end_bit = run->end_bit,
+                             .index_values = run->index_values,
+                             .keys_in = b->keys.in,
+                             .keys_out = b->keys.out,
+                             .values_in = b->values.in,
+                             .values_out = b->values.out,
+                             .values_tmp = b->values.tmp,
+                             .state = b->state,
+                             .flush = run->flush,
+                             .flush_ctx = run->flush_ctx};
+  if (ts) gs_timestamps_write(r->cb, ts, 1);
+  int rc = gs_bitonic_sort_record(&r->s->bitonic, &r->cb, &br);
+  if (!rc && run->corrupt) rc = record_corruption(r);
+  if (ts)
+    for (unsigned p = 2; p < 2 + passes; p++) gs_timestamps_write(r->cb, ts, p);
+  return rc;
+}
+
 int gs_radix_sort_record(const gs_radix_sort *s, VkCommandBuffer cb, const gs_radix_sort_run *run,
                          const gs_radix_sort_buffers *b, gs_timestamps *ts) {
   unsigned passes = 0;
@@ -366,12 +479,24 @@ int gs_radix_sort_record(const gs_radix_sort *s, VkCommandBuffer cb, const gs_ra
     return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: %llu keys exceed the sort's capacity",
                    (unsigned long long)run->n);
   recording r = {.s = s, .cb = cb, .run = run, .b = b, .indirect = indirect, .max_tiles = tiles_for(s, run->max_n)};
+  if (s->config.algo == GS_SORT_BITONIC) {
+    gs_cmd_barrier(r.cb); /* after earlier work on the same arrays */
+    if (ts) gs_timestamps_write(r.cb, ts, 0);
+    return record_bitonic(&r, passes, ts);
+  }
   if ((rc = plan_segments(s, run, indirect, &r.segment_keys))) return rc;
+  const bool rts = s->config.algo == GS_SORT_REDUCE_THEN_SCAN;
   r.control = gs_subrange(b->state, 0, STATE_CONTROL_BYTES);
   r.histograms = gs_subrange(b->state, STATE_CONTROL_BYTES, STATE_HISTOGRAM_BYTES);
-  const VkDeviceSize lookback = lookback_bytes(s, run->max_n);
-  for (int i = 0; i < 2; i++)
-    r.lookback[i] = gs_subrange(b->state, STATE_CONTROL_BYTES + STATE_HISTOGRAM_BYTES + i * lookback, lookback);
+  const VkDeviceSize lookback = lookback_bytes(s, run->max_n), table = table_bytes(s, run->max_n);
+  const VkDeviceSize after_histograms = STATE_CONTROL_BYTES + STATE_HISTOGRAM_BYTES;
+  for (int i = 0; i < 2 && !rts; i++)
+    r.lookback[i] = gs_subrange(b->state, after_histograms + i * lookback, lookback);
+  if (rts) {
+    r.lookback[0] = r.table = gs_subrange(b->state, after_histograms, table);
+    r.scanned = gs_subrange(b->state, after_histograms + table, table);
+    r.spine_state = gs_subrange(b->state, after_histograms + 2 * table, b->state.size - after_histograms - 2 * table);
+  }
 
   gs_cmd_barrier(r.cb); /* after earlier work on the same arrays and state */
   if (ts) gs_timestamps_write(r.cb, ts, 0);
@@ -381,7 +506,7 @@ int gs_radix_sort_record(const gs_radix_sort *s, VkCommandBuffer cb, const gs_ra
     return GPUSORT_OK;
   }
   const unsigned last_bits = end_bit - (begin_bit + 8 * (passes - 1));
-  if ((rc = record_start(&r)) || (rc = record_histograms(&r, passes, last_bits))) return rc;
+  if ((rc = record_start(&r)) || (!rts && (rc = record_histograms(&r, passes, last_bits)))) return rc;
   if (ts) gs_timestamps_write(r.cb, ts, 1);
 
   gs_range key_writes[GS_RADIX_MAX_PASSES], value_writes[GS_RADIX_MAX_PASSES];
@@ -411,7 +536,7 @@ int gs_radix_sort_record(const gs_radix_sort *s, VkCommandBuffer cb, const gs_ra
     if (p + 1 == passes) pp.flags |= GS_SORT_LAST_PASS;
     else pp.flags |= GS_SORT_CLEAR_NEXT;
     if (p == 0 && run->index_values) pp.flags |= GS_SORT_INDEX_VALUES;
-    if ((rc = record_pass(&r, &pp))) return rc;
+    if ((rc = rts ? record_rts_pass(&r, &pp) : record_pass(&r, &pp))) return rc;
     if (ts && p + 1 < passes) gs_timestamps_write(r.cb, ts, 2 + p);
   }
   if (keys_back && (rc = record_copy(&r, b->keys.tmp, b->keys.out, s->info->bytes))) return rc;

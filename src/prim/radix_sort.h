@@ -19,19 +19,34 @@
  * output positions are found from digit starts advanced between segments
  * (shaders/radix_next_segment.comp). This takes up to 2^32 keys, and lets the caller end a
  * submission between segments so that no submission holds more than a bounded amount of
- * work (see gs_radix_sort_run.flush). */
+ * work (see gs_radix_sort_run.flush).
+ *
+ * Two other algorithms sit behind the same recording, for devices where Onesweep's look-back
+ * cannot be trusted to make progress (a workgroup spinning on one that never got scheduled)
+ * and for small sorts:
+ *  - reduce-then-scan: per pass an upsweep counts each tile's digits into a table, a scan
+ *    (src/prim/scan.h, itself reduce-then-scan) turns the table into output positions, and
+ *    the digit-binning kernel reads its positions from it; no workgroup waits on another;
+ *  - bitonic (src/prim/bitonic_sort.h): compare-exchange networks over (ordered key, input
+ *    index) pairs, several steps per dispatch in shared memory, for any n (padded to a power
+ *    of two with the largest key); the index tie-break keeps it stable. Values follow by a
+ *    gather through the sorted indices.
+ * All three give byte-identical results. */
 #ifndef GS_PRIM_RADIX_SORT_H
 #define GS_PRIM_RADIX_SORT_H
 
 #include "prim/device_config.h"
 #include "prim/keys.h"
+#include "prim/bitonic_sort.h"
 #include "prim/memops.h"
+#include "prim/scan.h"
 #include "vk/commands.h"
 
 typedef struct {
   gs_key_type key;
   bool descending;
   unsigned value_bytes; /* 0 (keys only), 4 or 8: a value moves with each key */
+  gs_sort_algo algo; /* not GS_SORT_AUTO: gs_sort_algo_for decides */
 } gs_radix_sort_config;
 
 typedef struct {
@@ -42,6 +57,9 @@ typedef struct {
   uint32_t workgroup_size, keys_per_thread, tile_keys, shared_bytes;
   uint32_t histogram_workgroup_size;
   gs_kernel histogram, scan_histograms, prepare_indirect;
+  /* reduce-then-scan: the upsweep and the scan of its tile table */
+  gs_kernel upsweep;
+  gs_scan spine;
   /* The digit-binning pass: `onesweep` maps keys of the configured kind and direction to
    * ordered keys (first pass) and back (last pass); `onesweep_plain` serves the passes in
    * between, whose keys are already ordered, without that code (it cost registers and thus
@@ -51,7 +69,8 @@ typedef struct {
    * and the kernel that advances the digit starts between segments. */
   gs_kernel onesweep_segmented, onesweep_plain_segmented, next_segment;
   bool segments_enabled;
-  uint32_t kpt_spec[6]; /* the digit-binning pipelines' specialization constants */
+  uint32_t kpt_spec[GS_SPEC_COUNT]; /* the digit-binning pipelines' specialization constants */
+  gs_bitonic_sort bitonic; /* GS_SORT_BITONIC */
 } gs_radix_sort;
 
 typedef struct {

@@ -49,6 +49,7 @@ static void read_knobs(void) {
                         : equals("GPUSORT_RECORD_GATHER", "gpu") ? GS_GATHER_GPU
                                                                   : GS_GATHER_AUTO;
   knobs.test_corrupt = flag("GPUSORT_TEST_CORRUPT");
+  knobs.test_fail_alloc_bytes = number("GPUSORT_TEST_FAIL_ALLOC_BYTES");
   knobs.validation = flag("GPUSORT_VALIDATION");
   knobs.pipeline_stats = flag("GPUSORT_PIPELINE_STATS");
   knobs.trace = flag("GPUSORT_TRACE");

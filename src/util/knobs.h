@@ -31,6 +31,8 @@ typedef struct {
   bool scan_split;               /* GPUSORT_SCAN_SPLIT: split scan descriptors on every device */
   gs_gather_choice record_gather; /* GPUSORT_RECORD_GATHER=host|gpu */
   bool test_corrupt;             /* GPUSORT_TEST_CORRUPT: damage each sort's output (--verify tests) */
+  uint64_t test_fail_alloc_bytes; /* GPUSORT_TEST_FAIL_ALLOC_BYTES: device memory allocations larger
+                                     than this fail as out of device memory */
   /* Development. */
   bool validation;               /* GPUSORT_VALIDATION: the Khronos validation layer, any message
                                     counted (tests fail on them) */

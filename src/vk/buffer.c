@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "util/knobs.h"
 
 /* The allowed memory type with all `required` flags that has most `preferred` and fewest
  * `avoided` flags; -1 if none. */
@@ -39,6 +40,14 @@ static int allocation_failed(gs_device *dev, VkResult r, const char *pretty, con
   return gs_vk_fail(dev, r, what);
 }
 
+/* vkAllocateMemory, but for GPUSORT_TEST_FAIL_ALLOC_BYTES=N: an allocation larger than N bytes
+ * fails as a device out of memory would, so that tests reach the paths that recover from it. */
+static VkResult allocate_memory(gs_device *dev, const VkMemoryAllocateInfo *ai, VkDeviceMemory *memory) {
+  const uint64_t limit = gs_knobs_get()->test_fail_alloc_bytes;
+  if (limit && ai->allocationSize > limit) return VK_ERROR_OUT_OF_DEVICE_MEMORY;
+  return vkAllocateMemory(dev->device, ai, NULL, memory);
+}
+
 /* A device buffer bound to several allocations of at most max_allocation bytes each. */
 static int create_sparse(gs_device *dev, gs_buffer *buf, VkDeviceSize size, const char *what, const char *pretty) {
   VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
@@ -69,7 +78,7 @@ static int create_sparse(gs_device *dev, gs_buffer *buf, VkDeviceSize size, cons
                                .pNext = &flags,
                                .allocationSize = bytes,
                                .memoryTypeIndex = (uint32_t)type};
-    r = vkAllocateMemory(dev->device, &ai, NULL, &buf->pieces[i]);
+    r = allocate_memory(dev, &ai, &buf->pieces[i]);
     if (r != VK_SUCCESS) {
       free(binds);
       return allocation_failed(dev, r, pretty, what);
@@ -157,7 +166,7 @@ int gs_buffer_create(gs_device *dev, gs_buffer *buf, VkDeviceSize size, gs_memor
                              .pNext = &flags,
                              .allocationSize = req.size,
                              .memoryTypeIndex = (uint32_t)type};
-  r = vkAllocateMemory(dev->device, &ai, NULL, &buf->memory);
+  r = allocate_memory(dev, &ai, &buf->memory);
   if (r != VK_SUCCESS) {
     vkDestroyBuffer(dev->device, buf->buffer, NULL);
     buf->buffer = VK_NULL_HANDLE;

@@ -1,8 +1,10 @@
 #include "vk/device.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/error.h"
 #include "util/knobs.h"
@@ -236,6 +238,24 @@ void gs_device_probe(VkPhysicalDevice pd, uint32_t index, gs_device_info *info) 
   if (knob && knob < info->max_data_buffer) info->max_data_buffer = knob;
 }
 
+/* Messages of the validation layer in this process, over every device it opened. */
+static atomic_uint process_validation_messages;
+static pthread_once_t exit_check_once = PTHREAD_ONCE_INIT;
+
+/* Under GPUSORT_VALIDATION, a process whose devices got any message fails, however it was
+ * going to exit: the command line, test programs and programs that load the library (the
+ * Python module) alike, so that CI cannot miss a message printed by a passing run. */
+static void fail_exit_after_validation_messages(void) {
+  const unsigned messages = atomic_load(&process_validation_messages);
+  if (!messages) return;
+  fprintf(stderr, "gpusort: vulkan validation: %u message%s (GPUSORT_VALIDATION); exit status %d\n", messages,
+          messages == 1 ? "" : "s", GS_VALIDATION_EXIT_STATUS);
+  fflush(NULL);
+  _exit(GS_VALIDATION_EXIT_STATUS); /* exit() may not be called from an atexit handler */
+}
+
+static void register_exit_check(void) { atexit(fail_exit_after_validation_messages); }
+
 static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                             VkDebugUtilsMessageTypeFlagsEXT types,
                                                             const VkDebugUtilsMessengerCallbackDataEXT *data,
@@ -245,11 +265,13 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageS
     /* a development aid, enabled by GPUSORT_VALIDATION: the library's one print */
     fprintf(stderr, "gpusort: vulkan validation: %s\n", data->pMessage);
     ((gs_device *)user)->validation_messages++;
+    atomic_fetch_add(&process_validation_messages, 1);
   }
   return VK_FALSE;
 }
 
-/* GPUSORT_VALIDATION=1 turns on the Khronos validation layer, when installed, for development. */
+/* GPUSORT_VALIDATION=1 turns on the Khronos validation layer, when installed, for development
+ * and CI: any message makes the process exit with GS_VALIDATION_EXIT_STATUS. */
 static int create_instance(gs_device *dev) {
   VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                            .pApplicationName = "gpusort",
@@ -296,7 +318,10 @@ static int create_instance(gs_device *dev) {
                        VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
         .pfnUserCallback = on_validation_message,
         .pUserData = dev};
-    if (create && create(dev->instance, &mi, NULL, &dev->messenger) == VK_SUCCESS) dev->validating = true;
+    if (create && create(dev->instance, &mi, NULL, &dev->messenger) == VK_SUCCESS) {
+      dev->validating = true;
+      pthread_once(&exit_check_once, register_exit_check);
+    }
   }
   return GPUSORT_OK;
 }

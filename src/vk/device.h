@@ -17,6 +17,10 @@
 #include <stdint.h>
 #include <vulkan/vulkan.h>
 
+/* The exit status of a process in which the validation layer (GPUSORT_VALIDATION) reported
+ * anything, whatever status it was exiting with: none of the command line's 0 to 3. */
+enum { GS_VALIDATION_EXIT_STATUS = 4 };
+
 typedef struct {
   uint32_t index; /* position in the loader's enumeration */
   char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
@@ -71,7 +75,8 @@ typedef struct {
   bool owned;
   bool wedged;         /* a wait timed out or the device was lost: do not wait on it again */
   bool validating;     /* the validation layer is on (GPUSORT_VALIDATION) */
-  unsigned validation_messages; /* warnings and errors it reported */
+  unsigned validation_messages; /* warnings and errors it reported on this device (any message
+                                   also makes the process exit with GS_VALIDATION_EXIT_STATUS) */
   bool pipeline_stats; /* print compiler statistics of each pipeline (GPUSORT_PIPELINE_STATS) */
   pthread_mutex_t queue_lock; /* the queue is used from more than one thread (a job allocates
                                  sparse buffers on one while it uploads on another) */
