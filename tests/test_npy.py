@@ -198,6 +198,15 @@ class Npy(unittest.TestCase):
         self.refused("malformed .npy header", "-f", bad, out)
         v9 = self.write_header("v9.npy", "{'descr': '<u4', 'fortran_order': False, 'shape': (1,), }", bytes(4), 9)
         self.refused("version 9.0 is not supported", "-f", v9, out)
+        # (found by fuzzing) a NUL in a field name, which the output's header would have cut short;
+        # a shape that the header leaves open, whose digits would have been read from the data
+        nul = self.write_header("nul.npy", "{'descr': [('a\x00b', '<u4')], 'fortran_order': False, 'shape': (1,), }",
+                                bytes(4))
+        self.refused("malformed .npy header", "-f", nul, out)
+        with open(self.path("open.npy"), "wb") as f:
+            body = b"{'descr': '<u4', 'fortran_order': False, 'shape': ("
+            f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(body)) + body + b"12,), }" + bytes(48))
+        self.refused("malformed .npy header", "-f", self.path("open.npy"), out)
         with open(self.path("trunc.npy"), "wb") as f:
             f.write(b"\x93NUMPY\x01\x00\xff\x00{'descr'")
         self.refused("runs past the end of the file", "-f", self.path("trunc.npy"), out)

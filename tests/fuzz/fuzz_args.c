@@ -84,7 +84,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char program[] = "gpusort";
   char *argv[MAX_ARGS + 2] = {program};
   int argc = 1;
-  for (size_t start = 0; start < size && argc <= MAX_ARGS; start += strlen(text + start) + 1) argv[argc++] = text + start;
+  for (size_t start = 0; start < size && argc <= MAX_ARGS; start += strlen(text + start) + 1)
+    argv[argc++] = text + start;
   argv[argc] = NULL;
 
   for (size_t i = 0; i < sizeof handled_signals / sizeof handled_signals[0]; i++)
