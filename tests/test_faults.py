@@ -75,6 +75,12 @@ class FaultTest(unittest.TestCase):
         self.inputs[self.path(name)] = sha256(self.path(name))
         return self.path(name)
 
+    def existing_output(self, name):
+        """An output left by an earlier run, and its hash: a failed run must keep it as it was."""
+        with open(self.path(name), "wb") as f:
+            f.write(b"the previous output\n")
+        return self.path(name), sha256(self.path(name))
+
     def assert_one_line(self, proc, code, *fragments):
         err = proc.stderr.decode()
         self.assertEqual(proc.returncode, code, err)
@@ -135,10 +141,7 @@ class FileSizeLimit(FaultTest):
 
     def test_existing_output_is_kept(self):
         inp = self.gen("in.bin", 1 << 20)
-        old = self.path("old.bin")
-        with open(old, "wb") as f:
-            f.write(b"the previous output\n")
-        digest = sha256(old)
+        old, digest = self.existing_output("old.bin")
         p = run(["-q", "-f", "--keys", "u32", inp, old], preexec_fn=file_size_limit(self.LIMIT))
         self.assert_one_line(p, 1, "old.bin", "File too large")
         self.assert_nothing_lost(kept={old: digest})
@@ -322,10 +325,7 @@ class Signals(FaultTest):
 
     def test_sigint_and_sigterm(self):
         inp = self.gen("in.bin", 1 << 24)  # a second or more on lavapipe
-        old = self.path("old.bin")
-        with open(old, "wb") as f:
-            f.write(b"the previous output\n")
-        digest = sha256(old)
+        old, digest = self.existing_output("old.bin")
         for sig in (signal.SIGINT, signal.SIGTERM):
             for args, out in ((["-q", "--keys", "u32", inp], self.path("out.bin")),
                               (["-q", "-f", "--keys", "u32", inp], old),
@@ -359,10 +359,7 @@ class AllocationFailure(FaultTest):
 
     def test_clear_error_when_nothing_fits(self):
         inp = self.gen("in.bin", 1 << 20)
-        old = self.path("old.bin")
-        with open(old, "wb") as f:
-            f.write(b"the previous output\n")
-        digest = sha256(old)
+        old, digest = self.existing_output("old.bin")
         fail = {"GPUSORT_TEST_FAIL_ALLOC_BYTES": "4096"}
         for args in (["-q", "--keys", "u32", inp], ["-q", "--keys", "u16", inp], ["scan", "-q", "--keys", "u32", inp]):
             with self.subTest(args=args):
