@@ -35,10 +35,10 @@ extern "C" {
 #endif
 
 #define GPUSORT_VERSION_MAJOR 0
-#define GPUSORT_VERSION_MINOR 4
+#define GPUSORT_VERSION_MINOR 5
 #define GPUSORT_VERSION_PATCH 0
 #define GPUSORT_VERSION_NUMBER (GPUSORT_VERSION_MAJOR * 10000 + GPUSORT_VERSION_MINOR * 100 + GPUSORT_VERSION_PATCH)
-#define GPUSORT_VERSION_STRING "0.4.0"
+#define GPUSORT_VERSION_STRING "0.5.0"
 
 /* Initializer of a struct whose fields all default to zero but struct_size (in C++, a value
  * built by a function, so that -Wmissing-field-initializers has nothing to say). */
@@ -382,6 +382,58 @@ GPUSORT_API int gpusort_scan(gpusort_context *ctx, const void *input, void *outp
 GPUSORT_API int gpusort_reduce(gpusort_context *ctx, const void *input, uint64_t count,
                                const gpusort_scan_options *options, void *result);
 
+/* The look-back family: one pass each, in which tiles take tickets, publish what they keep,
+ * learn their output offset by decoupled look-back and write their records in place.
+ *   SELECT         the records whose key satisfies `where`, in input order
+ *   PARTITION      the records whose key satisfies `where`, in input order, then all others in
+ *                  input order (stable); the split is the number of the first
+ *   UNIQUE         the first record of each run of consecutive equal keys
+ *   RLE            (key, count) records, packed without padding, one per run of equal keys;
+ *                  the count is count_type (U32, or U64)
+ *   REDUCE_BY_KEY  (key, value) records, packed, one per run: the run's values combined by
+ *                  `op` into the accumulator type `acc` (pairs layout; as for scans: integer
+ *                  sums wrap at acc's width, floats sum in a fixed order)
+ * Keys are equal when their stored bits are (so -0.0 and +0.0 differ, and a NaN equals only
+ * the same NaN): what the sort's order (totalOrder) puts together. Layouts: keys, pairs and
+ * records of the six GPU key types; records move whole. `where` (gpusort(1), EXPRESSIONS):
+ * comparisons with a constant of the key's type ("< 0.5", ">= 10", "== 7", "!= 0"), half-open
+ * ranges ("in [a,b)"), "isnan", "notnan", masked tests of the key's stored bits
+ * ("& 0xff == 3"), joined by "and", "or", "not" and parentheses. Float comparisons are IEEE
+ * ones: -0.0 == +0.0, and a NaN satisfies only "!=". */
+typedef enum gpusort_compact_op {
+  GPUSORT_SELECT = 1,
+  GPUSORT_PARTITION,
+  GPUSORT_UNIQUE,
+  GPUSORT_RLE,
+  GPUSORT_REDUCE_BY_KEY,
+  GPUSORT_COMPACT_OP_ENUM_SIZE_ = 0x7FFFFFFF
+} gpusort_compact_op;
+
+typedef struct gpusort_compact_options {
+  uint32_t struct_size;
+  gpusort_compact_op op;
+  uint32_t flags;          /* file jobs: GPUSORT_OVERWRITE, GPUSORT_SYNC */
+  gpusort_type count_type; /* RLE: GPUSORT_U32 (also NONE) or GPUSORT_U64 */
+  const char *where;       /* SELECT, PARTITION: the predicate on the key */
+  gpusort_scan_op reduce;  /* REDUCE_BY_KEY: GPUSORT_SUM, GPUSORT_MIN or GPUSORT_MAX */
+  gpusort_type acc;        /* REDUCE_BY_KEY: NONE (the value type) or a wider one, as for scans */
+} gpusort_compact_options;
+
+#define GPUSORT_COMPACT_OPTIONS_INIT(op) \
+  {sizeof(gpusort_compact_options), (op), 0, GPUSORT_TYPE_NONE, NULL, GPUSORT_SUM, GPUSORT_TYPE_NONE}
+
+/* Bytes of one output record of a compaction of records of `layout`: the layout's record for
+ * SELECT, PARTITION and UNIQUE; key plus count (RLE) or key plus accumulator (REDUCE_BY_KEY).
+ * 0 for a layout or options that do not go together. */
+GPUSORT_API size_t gpusort_compact_record_size(const gpusort_layout *layout, const gpusort_compact_options *options);
+
+/* Compacts `count` records of `input` into `output` (room for `count` output records; they
+ * must not overlap) and sets *result_count to the records written (PARTITION: the split; all
+ * `count` are written). A run longer than a U32 count is GPUSORT_ERROR_TOO_LARGE. */
+GPUSORT_API int gpusort_compact(gpusort_context *ctx, const void *input, void *output, uint64_t count,
+                                const gpusort_layout *layout, const gpusort_compact_options *options,
+                                uint64_t *result_count);
+
 /* ---- Tier 2: jobs on files --------------------------------------------------------------- */
 
 /* Stages of a job, each timed in gpusort_report.stage_seconds. */
@@ -403,6 +455,7 @@ typedef enum gpusort_stage {
   GPUSORT_STAGE_SPILL,     /* host: a stream larger than the budget written to a scratch file */
   GPUSORT_STAGE_BUCKETS,   /* out of core, host: the records of each key bucket counted */
   GPUSORT_STAGE_PARTITION, /* out of core: the input moved into its buckets (GPU and host) */
+  GPUSORT_STAGE_COMPACT,   /* GPU select, partition, unique, rle or reduce-by-key (since 0.5) */
   GPUSORT_STAGE_COUNT,
   GPUSORT_STAGE_ENUM_SIZE_ = 0x7FFFFFFF
 } gpusort_stage;
@@ -458,6 +511,13 @@ GPUSORT_API int gpusort_scan_file(gpusort_context *ctx, const char *input, const
 
 GPUSORT_API int gpusort_reduce_file(gpusort_context *ctx, const char *input, const gpusort_scan_options *options,
                                     void *result, gpusort_report *report);
+
+/* Compacts the records of file `input` into file `output` (a .npy input gives a .npy output:
+ * the input's dtype, or a structured one of key and count or value). *result_count as for
+ * gpusort_compact; it may be NULL. */
+GPUSORT_API int gpusort_compact_file(gpusort_context *ctx, const char *input, const char *output,
+                                     const gpusort_layout *layout, const gpusort_compact_options *options,
+                                     uint64_t *result_count, gpusort_report *report);
 
 /* Host only: GPUSORT_OK if the file's records are in key order (options: GPUSORT_DESCENDING and
  * the bit range), GPUSORT_ERROR_NOT_SORTED naming the first record out of order if not. */
@@ -543,6 +603,14 @@ typedef struct gpusort_bench_scan_result {
 
 GPUSORT_API int gpusort_bench_scans(gpusort_context *ctx, uint64_t count, uint32_t reps,
                                     gpusort_bench_scan_result *result);
+
+/* The look-back family on `count` device-resident u32 keys, with CUB's benchmark inputs:
+ * select and partition of uniform keys (the upper half kept), unique, run-length encoding and
+ * reduce-by-key (sum of uniform values) of sorted keys with about count/16 distinct values;
+ * one named entry each, checked on the host, beside the compute-kernel copy (lookback_tile:
+ * keys per tile). */
+GPUSORT_API int gpusort_bench_compact(gpusort_context *ctx, uint64_t count, uint32_t reps,
+                                      gpusort_bench_scan_result *result);
 
 #ifdef __cplusplus
 }

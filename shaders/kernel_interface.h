@@ -36,7 +36,8 @@
 #define GS_SPEC_SCAN_INCLUSIVE 9
 #define GS_SPEC_SEGMENTED 10     /* sort: a pass over one segment of a sort too large for one */
 #define GS_SPEC_REDUCE_THEN_SCAN 11 /* sort: tiles find their offsets in a scanned table, not by look-back */
-#define GS_SPEC_COUNT 12
+#define GS_SPEC_COMPACT_MODE 12  /* compact.comp: GS_COMPACT_SELECT ... */
+#define GS_SPEC_COUNT 13
 
 /* Look-back descriptors of the sort hold a 2-bit status and a 30-bit count (lib/lookback.glsl). */
 #define GS_LOOKBACK_COUNT_MASK 0x3FFFFFFFu
@@ -158,6 +159,78 @@ GS_BLOCK_BEGIN(gs_scan_push)
   GS_U32 pad0;
 GS_BLOCK_END(gs_scan_push)
 
+/* compact.comp: the look-back family. One pass over n keys in tiles; each tile takes a ticket,
+ * posts how many of its keys it keeps (lib/lookback.glsl's descriptors, one per tile), looks
+ * back for the number kept before it, and writes what it keeps there:
+ *   SELECT      keys satisfying the predicate (`program`, below);
+ *   PARTITION   as SELECT, and the others from the end of the output backwards (so the
+ *               rejected keys stand in reverse input order after the kept ones; the caller
+ *               reverses them when it copies them out);
+ *   UNIQUE      the first key of each run of equal keys (equal stored bits);
+ *   REDUCE_BY_KEY as UNIQUE, and each run's values (values_in, IN_BITS wide) combined into
+ *               values_out; runs that cross tiles combine through a second look-back, on the
+ *               scan's descriptors (lib/scan_lookback.glsl), of the values since each tile's
+ *               last run head (a tile holding a head posts it as inclusive at once).
+ * Kept keys go to keys_out (GS_COMPACT_KEYS) and their input indices to indices_out
+ * (GS_COMPACT_INDICES: the records to gather, or a run's first position, which gives RLE its
+ * counts). The last tile writes the total kept to count_out. With GS_COMPACT_PREVIOUS the key
+ * before keys_in's first is (prev_lo, prev_hi), for a chunk that continues an earlier one. */
+#define GS_COMPACT_SELECT 0u
+#define GS_COMPACT_PARTITION 1u
+#define GS_COMPACT_UNIQUE 2u
+#define GS_COMPACT_REDUCE_BY_KEY 3u
+#define GS_COMPACT_KEYS 1u
+#define GS_COMPACT_INDICES 8u   /* (bit 2 is GS_SCAN_CARRY_IN, which lib/scan_lookback.glsl reads) */
+#define GS_COMPACT_PREVIOUS 16u
+#define GS_COMPACT_COUNT_RUNS 32u /* reduce-by-key of ones, not of values_in: each run's length */
+GS_BLOCK_BEGIN(gs_compact_push)
+  GS_ADDRESS keys_in;
+  GS_ADDRESS keys_out;
+  GS_ADDRESS indices_out;  /* u32 */
+  GS_ADDRESS values_in;    /* reduce-by-key */
+  GS_ADDRESS values_out;   /* reduce-by-key: accumulator-typed */
+  GS_ADDRESS lookback;     /* [tile] count descriptors (lib/lookback.glsl) */
+  GS_ADDRESS tile_data;    /* reduce-by-key: the value descriptors (lib/scan_lookback.glsl) */
+  GS_ADDRESS control;      /* u32 ticket counter, then the u32 total written by the last tile */
+  GS_ADDRESS program;      /* select, partition: gs_predicate_op[program_length] */
+  GS_ADDRESS carry_in;     /* unused (lib/scan_lookback.glsl's name for a carry) */
+  GS_U32 n;
+  GS_U32 tiles;
+  GS_U32 flags;
+  GS_U32 program_length;
+  GS_U32 prev_lo;
+  GS_U32 prev_hi;
+GS_BLOCK_END(gs_compact_push)
+
+/* A predicate on a key, as a postfix program: each test pushes one truth value, AND and OR
+ * replace the top two with one, NOT negates the top; the key is kept if the one value left
+ * is true. Comparisons and ranges take constants as ordered bits (src/prim/keys.h) of the
+ * key with -0.0 taken as +0.0, so that for floats they follow IEEE comparison; a NaN key
+ * satisfies only NE. MASK_EQ and MASK_NE test the stored bits: (key & a) == b. */
+#define GS_PREDICATE_MAX_OPS 64
+#define GS_PRED_LT 1u      /* key < a */
+#define GS_PRED_LE 2u
+#define GS_PRED_GT 3u
+#define GS_PRED_GE 4u
+#define GS_PRED_EQ 5u
+#define GS_PRED_NE 6u
+#define GS_PRED_RANGE 7u   /* a <= key < b */
+#define GS_PRED_ISNAN 8u   /* false for integer keys */
+#define GS_PRED_NOTNAN 9u  /* true for integer keys */
+#define GS_PRED_MASK_EQ 10u
+#define GS_PRED_MASK_NE 11u
+#define GS_PRED_AND 12u
+#define GS_PRED_OR 13u
+#define GS_PRED_NOT 14u
+GS_BLOCK_BEGIN(gs_predicate_op)
+  GS_U32 code;
+  GS_U32 pad0;
+  GS_U32 a_lo; /* a, b: 64-bit constants in two words (32-bit keys use the low ones) */
+  GS_U32 a_hi;
+  GS_U32 b_lo;
+  GS_U32 b_hi;
+GS_BLOCK_END(gs_predicate_op)
+
 /* bitonic_sort.comp: the steps of a bitonic sort of `padded` (a power of two, at least one
  * block) (ordered key, input index) pairs in the work arrays. Modes: GS_BITONIC_BLOCKS sorts
  * each block in shared memory, reading the keys from keys_in (positions past n hold the
@@ -251,6 +324,7 @@ GS_PUSH_FITS(gs_prepare_indirect_push);
 GS_PUSH_FITS(gs_scan_push);
 GS_PUSH_FITS(gs_gather_push);
 GS_PUSH_FITS(gs_bitonic_push);
+GS_PUSH_FITS(gs_compact_push);
 GS_PUSH_FITS(gs_extract_push);
 GS_PUSH_FITS(gs_words_push);
 GS_PUSH_FITS(gs_reference_global_push);

@@ -77,7 +77,8 @@ void load_row(uint first, out rep_t v[4]) {
 #if MODE == 0
 // Fallback of the look-back: the aggregate of an earlier (full) tile, reduced by subgroup 0
 // alone from the tile's input.
-rep_t reduce_tile_by_subgroup(uint tile) {
+rep_t reduce_tile_by_subgroup(uint tile, out bool inclusive) {
+  inclusive = false;
   rep_t sum = rep_identity();
   for (uint i = gl_SubgroupInvocationID; i < TILE / VEC; i += SUBGROUP_SIZE) {
     rep_t v[4];

@@ -1,11 +1,13 @@
 /* libgpusort's context and job tiers through gpusort.h alone, against the CPU reference of
  * tests/reference.c: versions, errors and types; devices and contexts; sorts, argsorts,
- * scans and reductions of host arrays in every layout and option; the file jobs and their
+ * scans, reductions and compactions of host arrays in every layout and option; the file jobs and their
  * reports (checksums recomputed with libxxhash); and every error path the API documents.
  *
  *   test_api WORKDIR           the checks (files go to WORKDIR)
  *   test_api WORKDIR corrupt   with GPUSORT_TEST_CORRUPT=1: GPUSORT_VERIFY catches the damage,
- *                              and a file job then writes nothing */
+ *                              and a file job then writes nothing
+ *   test_api WORKDIR compact   the look-back family alone (select, partition, unique, rle,
+ *                              reduce-by-key) against the test's own references */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -747,6 +749,456 @@ static void key_forms(gpusort_context *ctx) {
   expect_status(gpusort_generate(&narrow, &g, 0, 4, sorted), GPUSORT_ERROR_USAGE, "test data of u16 keys");
 }
 
+/* ---- The look-back family ---- */
+
+/* A layout of the compaction tests, with where its key and value are. */
+typedef struct {
+  const char *name;
+  gpusort_layout layout;
+  gpusort_type key, value;
+  size_t record, key_offset, value_offset;
+} compact_layout;
+
+static compact_layout compact_layout_of(const char *name, gpusort_layout L) {
+  compact_layout c = {name, L, L.key, L.value, 0, 0, 0};
+  c.record = L.record_bytes ? L.record_bytes : gpusort_type_size(L.key) + gpusort_type_size(L.value);
+  c.key_offset = L.record_bytes ? L.key_offset : 0;
+  c.value_offset = gpusort_type_size(L.key);
+  return c;
+}
+
+static bool is_float(gpusort_type t) { return t == GPUSORT_F32 || t == GPUSORT_F64; }
+
+static void store_number(gpusort_type type, double v, unsigned char *p) {
+  switch (type) {
+  case GPUSORT_U32: memcpy(p, &(uint32_t){(uint32_t)(int64_t)v}, 4); break;
+  case GPUSORT_I32: memcpy(p, &(int32_t){(int32_t)v}, 4); break;
+  case GPUSORT_F32: memcpy(p, &(float){(float)v}, 4); break;
+  case GPUSORT_U64: memcpy(p, &(uint64_t){(uint64_t)(int64_t)v}, 8); break;
+  case GPUSORT_I64: memcpy(p, &(int64_t){(int64_t)v}, 8); break;
+  default: memcpy(p, &v, 8); break;
+  }
+}
+
+/* Records of random bytes whose keys come in runs (lengths about 1 to 6) of small numbers;
+ * float keys also -0.0 beside +0.0 (keys that differ) and NaNs. Pair values: small numbers. */
+static unsigned char *compact_records(const compact_layout *cl, uint64_t n, uint64_t seed) {
+  unsigned char *records = malloc(n * cl->record + 16);
+  seed = seed * 2654435761u + 1;
+  for (uint64_t i = 0; i < n * cl->record; i++) records[i] = (unsigned char)ref_random(&seed);
+  const size_t kb = gpusort_type_size(cl->key);
+  unsigned char key[8];
+  for (uint64_t i = 0; i < n; i++) {
+    const uint64_t r = ref_random(&seed);
+    if (i == 0 || r % 3 == 0) {
+      double v = (double)(int64_t)((r >> 8) % 61) - 30;
+      if (cl->key == GPUSORT_U32 || cl->key == GPUSORT_U64) v += 30;
+      store_number(cl->key, v, key);
+      if (is_float(cl->key) && (r >> 20) % 8 == 0) { /* the specials */
+        const int which = (int)((r >> 24) % 3);
+        store_number(cl->key, which == 0 ? -0.0 : which == 1 ? 0.0 : NAN, key);
+      }
+    }
+    memcpy(records + i * cl->record + cl->key_offset, key, kb);
+  }
+  if (cl->value != GPUSORT_TYPE_NONE) {
+    const size_t vb = gpusort_type_size(cl->value);
+    unsigned char *values = malloc(n * vb + 8);
+    small_values(cl->value, values, n, seed);
+    for (uint64_t i = 0; i < n; i++) memcpy(records + i * cl->record + cl->value_offset, values + i * vb, vb);
+    free(values);
+  }
+  return records;
+}
+
+/* The predicate of the tests for each key type, and the test's own reading of it. */
+static const char *compact_where(gpusort_type key) {
+  if (is_float(key)) return "== 0 or > 20.5 or isnan";
+  if (key == GPUSORT_I32 || key == GPUSORT_I64) return "key < -10 or (in [3,40) and not == 7)";
+  return "& 3 == 1 or < 5";
+}
+
+static bool compact_satisfies(gpusort_type key, const unsigned char *p) {
+  const double v = as_double(key, p);
+  if (is_float(key)) return v == 0 || v > 20.5 || isnan(v);
+  if (key == GPUSORT_I32 || key == GPUSORT_I64) return v < -10 || (v >= 3 && v < 40 && v != 7);
+  uint64_t bits = 0;
+  memcpy(&bits, p, gpusort_type_size(key));
+  return (bits & 3) == 1 || v < 5;
+}
+
+/* The expected output (CPU reference) into `out`: its bytes; *result as gpusort_compact sets it. */
+static size_t compact_reference(const compact_layout *cl, const gpusort_compact_options *o, const unsigned char *in,
+                                uint64_t n, unsigned char *out, uint64_t *result) {
+  const size_t R = cl->record, kb = gpusort_type_size(cl->key);
+  size_t bytes = 0;
+  uint64_t records = 0;
+  if (o->op == GPUSORT_SELECT || o->op == GPUSORT_PARTITION) {
+    for (int pass = 0; pass < (o->op == GPUSORT_PARTITION ? 2 : 1); pass++)
+      for (uint64_t i = 0; i < n; i++)
+        if (compact_satisfies(cl->key, in + i * R + cl->key_offset) == (pass == 0)) {
+          memcpy(out + bytes, in + i * R, R);
+          bytes += R;
+          records += pass == 0;
+        }
+    *result = records;
+    return bytes;
+  }
+  const gpusort_type acc = o->acc ? o->acc : cl->value;
+  for (uint64_t i = 0; i < n;) {
+    uint64_t end = i + 1;
+    while (end < n && memcmp(in + end * R + cl->key_offset, in + i * R + cl->key_offset, kb) == 0) end++;
+    if (o->op == GPUSORT_UNIQUE) {
+      memcpy(out + bytes, in + i * R, R);
+      bytes += R;
+    } else {
+      memcpy(out + bytes, in + i * R + cl->key_offset, kb);
+      bytes += kb;
+      if (o->op == GPUSORT_RLE) {
+        const size_t cb = o->count_type == GPUSORT_U64 ? 8 : 4;
+        store_number(cb == 8 ? GPUSORT_U64 : GPUSORT_U32, (double)(end - i), out + bytes);
+        bytes += cb;
+      } else {
+        double v = as_double(cl->value, in + i * R + cl->value_offset);
+        for (uint64_t j = i + 1; j < end; j++) {
+          const double x = as_double(cl->value, in + j * R + cl->value_offset);
+          v = o->reduce == GPUSORT_SUM ? v + x : o->reduce == GPUSORT_MIN ? fmin(v, x) : fmax(v, x);
+        }
+        store_number(acc, v, out + bytes);
+        bytes += gpusort_type_size(acc);
+      }
+    }
+    records++;
+    i = end;
+  }
+  *result = records;
+  return bytes;
+}
+
+static const char *const compact_op_names[] = {"", "select", "partition", "unique", "rle", "reduce-by-key"};
+
+/* One compaction of an array against the reference. */
+static void compact_array(gpusort_context *ctx, const compact_layout *cl, const gpusort_compact_options *o, uint64_t n,
+                          const char *context_name) {
+  unsigned char *in = compact_records(cl, n, n + o->op);
+  const size_t out_size = gpusort_compact_record_size(&cl->layout, o);
+  unsigned char *got = malloc(n * out_size + 16), *want = malloc(n * (cl->record + 16) + 16);
+  uint64_t count = UINT64_MAX, want_count = 0;
+  const size_t want_bytes = compact_reference(cl, o, in, n, want, &want_count);
+  const int rc = gpusort_compact(ctx, in, got, n, &cl->layout, o, &count);
+  const uint64_t written = o->op == GPUSORT_PARTITION ? n : count;
+  char label[256];
+  snprintf(label, sizeof label, "%s of %s, n=%llu%s%s: %s", compact_op_names[o->op], cl->name, (unsigned long long)n,
+           context_name, o->count_type == GPUSORT_U64 ? ", u64 counts" : "", rc ? gpusort_last_error() : "");
+  expect(rc == GPUSORT_OK && count == want_count && written * out_size == want_bytes &&
+             memcmp(got, want, want_bytes) == 0,
+         label);
+  free(in), free(got), free(want);
+}
+
+static void compact_arrays(gpusort_context *ctx, const char *context_name, const uint64_t *sizes, size_t size_count) {
+  const compact_layout layouts[] = {
+      compact_layout_of("u32 keys", (gpusort_layout)GPUSORT_LAYOUT_KEYS(GPUSORT_U32)),
+      compact_layout_of("f64 keys", (gpusort_layout)GPUSORT_LAYOUT_KEYS(GPUSORT_F64)),
+      compact_layout_of("(i64, u32) pairs", (gpusort_layout)GPUSORT_LAYOUT_PAIRS(GPUSORT_I64, GPUSORT_U32)),
+      compact_layout_of("(f32, f32) pairs", (gpusort_layout)GPUSORT_LAYOUT_PAIRS(GPUSORT_F32, GPUSORT_F32)),
+      compact_layout_of("13-byte records, u64 key at byte 3", (gpusort_layout)GPUSORT_LAYOUT_RECORDS(GPUSORT_U64, 13, 3)),
+      compact_layout_of("20-byte records, i32 key at byte 16", (gpusort_layout)GPUSORT_LAYOUT_RECORDS(GPUSORT_I32, 20, 16)),
+  };
+  for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++)
+    for (size_t s = 0; s < size_count; s++)
+      for (int op = GPUSORT_SELECT; op <= GPUSORT_RLE; op++) {
+        gpusort_compact_options o = GPUSORT_COMPACT_OPTIONS_INIT((gpusort_compact_op)op);
+        if (op <= GPUSORT_PARTITION) o.where = compact_where(layouts[l].key);
+        if (op == GPUSORT_RLE) o.count_type = s % 2 ? GPUSORT_U64 : GPUSORT_U32;
+        compact_array(ctx, &layouts[l], &o, sizes[s], context_name);
+      }
+  /* reduce-by-key: pairs, every operator, widened accumulators */
+  const struct {
+    gpusort_type key, value, acc;
+  } by_key[] = {{GPUSORT_U32, GPUSORT_U32, GPUSORT_TYPE_NONE}, {GPUSORT_I64, GPUSORT_I32, GPUSORT_I64},
+                {GPUSORT_F32, GPUSORT_F32, GPUSORT_F64},       {GPUSORT_U64, GPUSORT_F64, GPUSORT_TYPE_NONE},
+                {GPUSORT_F64, GPUSORT_U32, GPUSORT_U64}};
+  for (size_t b = 0; b < sizeof by_key / sizeof by_key[0]; b++) {
+    char name[64];
+    snprintf(name, sizeof name, "(%s, %s) pairs into %s", gpusort_type_name(by_key[b].key),
+             gpusort_type_name(by_key[b].value), gpusort_type_name(by_key[b].acc ? by_key[b].acc : by_key[b].value));
+    const compact_layout cl = compact_layout_of(name, (gpusort_layout)GPUSORT_LAYOUT_PAIRS(by_key[b].key, by_key[b].value));
+    for (int op = GPUSORT_SUM; op <= GPUSORT_MAX; op++)
+      for (size_t s = 0; s < size_count; s++) {
+        gpusort_compact_options o = GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_REDUCE_BY_KEY);
+        o.reduce = (gpusort_scan_op)op, o.acc = by_key[b].acc;
+        compact_array(ctx, &cl, &o, sizes[s], context_name);
+      }
+  }
+}
+
+/* A .npy header (version 1.0) for `count` elements of `descr` (a quoted type or a list). */
+static size_t compact_npy_header(const char *descr, uint64_t count, unsigned char *buf) {
+  char dict[512];
+  const int len = snprintf(dict, sizeof dict, "{'descr': %s, 'fortran_order': False, 'shape': (%llu,), }", descr,
+                           (unsigned long long)count);
+  const size_t total = (10 + (size_t)len + 1 + 63) / 64 * 64;
+  memcpy(buf, "\x93NUMPY\x01\x00", 8);
+  buf[8] = (unsigned char)((total - 10) & 0xFF), buf[9] = (unsigned char)((total - 10) >> 8);
+  memcpy(buf + 10, dict, (size_t)len);
+  memset(buf + 10 + len, ' ', total - 10 - (size_t)len - 1);
+  buf[total - 1] = '\n';
+  return total;
+}
+
+static void write_file(const char *file, const void *a, size_t a_bytes, const void *b, size_t b_bytes) {
+  FILE *f = fopen(file, "wb");
+  if (a_bytes) fwrite(a, 1, a_bytes, f);
+  if (b_bytes) fwrite(b, 1, b_bytes, f);
+  fclose(f);
+}
+
+/* One file job against the reference (a .npy input when descr is given: then the output's
+ * header must hold want_descr and the count). */
+static void compact_file(gpusort_context *ctx, const compact_layout *cl, const gpusort_compact_options *options,
+                         uint64_t n, const char *descr, const char *want_descr, const char *context_name,
+                         bool several_batches) {
+  unsigned char *in = compact_records(cl, n, 7 * n + options->op);
+  unsigned char *want = malloc(n * (cl->record + 16) + 16), header[256];
+  uint64_t want_count = 0, count = UINT64_MAX;
+  const size_t want_bytes = compact_reference(cl, options, in, n, want, &want_count);
+  const size_t header_bytes = descr ? compact_npy_header(descr, n, header) : 0;
+  write_file(path(descr ? "compact-in.npy" : "compact-in.bin"), header, header_bytes, in, n * cl->record);
+  gpusort_compact_options o = *options;
+  o.flags = GPUSORT_OVERWRITE;
+  gpusort_report r = GPUSORT_REPORT_INIT;
+  const gpusort_layout from_header = GPUSORT_LAYOUT_NPY;
+  const char *out_file = path(descr ? "compact-out.npy" : "compact-out.bin");
+  const int rc = gpusort_compact_file(ctx, path(descr ? "compact-in.npy" : "compact-in.bin"), out_file,
+                                      descr && !cl->layout.part_fields ? &from_header : &cl->layout, &o, &count, &r);
+  size_t size = 0;
+  unsigned char *got = read_all(out_file, &size);
+  size_t at = 0;
+  bool header_ok = true;
+  if (descr && got && size >= 10) { /* the output's header: its dtype and its count */
+    at = 10 + (size_t)(got[8] | got[9] << 8);
+    char text[1024], want_header[512];
+    snprintf(text, sizeof text, "%.*s", (int)(at - 10 < 1000 ? at - 10 : 1000), (const char *)got + 10);
+    snprintf(want_header, sizeof want_header, "{'descr': %s, 'fortran_order': False, 'shape': (%llu,), }", want_descr,
+             (unsigned long long)(options->op == GPUSORT_PARTITION ? n : want_count));
+    header_ok = strncmp(text, want_header, strlen(want_header)) == 0 && at % 64 == 0 && at <= size;
+  }
+  char label[320];
+  snprintf(label, sizeof label, "%s file of %s%s, n=%llu%s: %s", compact_op_names[options->op], cl->name,
+           descr ? " (.npy)" : "", (unsigned long long)n, context_name, rc ? gpusort_last_error() : "");
+  expect(rc == GPUSORT_OK && got && header_ok && size == at + want_bytes && memcmp(got + at, want, want_bytes) == 0 &&
+             count == want_count,
+         label);
+  snprintf(label, sizeof label, "%s file of %s%s, n=%llu%s: the report", compact_op_names[options->op], cl->name,
+           descr ? " (.npy)" : "", (unsigned long long)n, context_name);
+  expect(rc == GPUSORT_OK && report_matches_file(&r, out_file, n) && r.input_bytes == n * cl->record &&
+             (n == 0 || r.stage_seconds[GPUSORT_STAGE_COMPACT] > 0) && (n == 0 || r.tile_items > 0) &&
+             (several_batches ? r.batches > 1 : r.batches == (n ? 1u : 0u)),
+         label);
+  free(got), free(want), free(in);
+}
+
+static void compact_files(gpusort_context *ctx, const char *context_name, uint64_t n, bool several_batches) {
+  const compact_layout records = compact_layout_of("24-byte records, f32 key at byte 5",
+                                                   (gpusort_layout)GPUSORT_LAYOUT_RECORDS(GPUSORT_F32, 24, 5));
+  const compact_layout keys = compact_layout_of("i32 keys", (gpusort_layout)GPUSORT_LAYOUT_KEYS(GPUSORT_I32));
+  const compact_layout pairs = compact_layout_of("(u64, i32) pairs",
+                                                 (gpusort_layout)GPUSORT_LAYOUT_PAIRS(GPUSORT_U64, GPUSORT_I32));
+  for (int op = GPUSORT_SELECT; op <= GPUSORT_REDUCE_BY_KEY; op++) {
+    gpusort_compact_options o = GPUSORT_COMPACT_OPTIONS_INIT((gpusort_compact_op)op);
+    const compact_layout *cl = op == GPUSORT_REDUCE_BY_KEY ? &pairs : &records;
+    if (op <= GPUSORT_PARTITION) o.where = compact_where(cl->key);
+    if (op == GPUSORT_REDUCE_BY_KEY) o.acc = GPUSORT_I64;
+    compact_file(ctx, cl, &o, n, NULL, NULL, context_name, several_batches);
+    /* .npy: keys from the header's dtype */
+    if (op <= GPUSORT_PARTITION) o.where = compact_where(keys.key);
+    if (op == GPUSORT_RLE) o.count_type = GPUSORT_U64;
+    if (op != GPUSORT_REDUCE_BY_KEY)
+      compact_file(ctx, &keys, &o, n, "'<i4'",
+                   op == GPUSORT_RLE ? "[('key', '<i4'), ('count', '<u8')]" : "'<i4'", context_name, several_batches);
+  }
+  /* .npy of a structured dtype, its key named: reduce-by-key's pairs */
+  const gpusort_key_part part = {0, GPUSORT_TYPE_NONE, 0, 0};
+  const char *const fields[] = {"key"};
+  compact_layout named = pairs;
+  named.name = "a structured .npy of (key u8, value i4)";
+  named.layout = (gpusort_layout)GPUSORT_LAYOUT_NPY_FIELDS(1, &part, fields);
+  gpusort_compact_options o = GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_REDUCE_BY_KEY);
+  o.reduce = GPUSORT_MAX;
+  compact_file(ctx, &named, &o, n, "[('key', '<u8'), ('value', '<i4')]", "[('key', '<u8'), ('value', '<i4')]",
+               context_name, several_batches);
+  o = (gpusort_compact_options)GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_UNIQUE);
+  compact_file(ctx, &named, &o, n, "[('key', '<u8'), ('value', '<i4')]", "[('key', '<u8'), ('value', '<i4')]",
+               context_name, several_batches);
+}
+
+/* Usage errors: options that do not apply, layouts of other key forms, bad expressions. */
+static void compact_errors(gpusort_context *ctx) {
+  uint32_t data[64] = {0}, out[256];
+  uint64_t count = 0;
+  const gpusort_layout keys = GPUSORT_LAYOUT_KEYS(GPUSORT_U32), pairs = GPUSORT_LAYOUT_PAIRS(GPUSORT_U32, GPUSORT_U64);
+  gpusort_compact_options o = GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_SELECT);
+  o.where = "< 5";
+  expect_status(gpusort_compact(NULL, data, out, 8, &keys, &o, &count), GPUSORT_ERROR_USAGE, "compact: no context");
+  expect_status(gpusort_compact(ctx, NULL, out, 8, &keys, &o, &count), GPUSORT_ERROR_USAGE, "compact: no input");
+  expect_status(gpusort_compact(ctx, data, out, 8, &keys, NULL, &count), GPUSORT_ERROR_USAGE, "compact: no options");
+  expect_status(gpusort_compact(ctx, data, out, 8, &keys, &o, NULL), GPUSORT_ERROR_USAGE, "compact: no result_count");
+  expect_status(gpusort_compact(ctx, NULL, NULL, 0, &keys, &o, &count), GPUSORT_OK, "compact: no data for no records");
+  expect(count == 0, "compact: no records kept of none");
+  expect_status(gpusort_compact(ctx, data, data + 4, 8, &keys, &o, &count), GPUSORT_ERROR_USAGE,
+                "compact: overlapping arrays");
+  gpusort_compact_options bad = o;
+  bad.struct_size = 0;
+  expect_status(gpusort_compact(ctx, data, out, 8, &keys, &bad, &count), GPUSORT_ERROR_USAGE,
+                "compact: uninitialized options");
+  bad = o, bad.op = (gpusort_compact_op)0;
+  expect_status(gpusort_compact(ctx, data, out, 8, &keys, &bad, &count), GPUSORT_ERROR_USAGE, "compact: op 0");
+  bad = o, bad.op = (gpusort_compact_op)6;
+  expect_status(gpusort_compact(ctx, data, out, 8, &keys, &bad, &count), GPUSORT_ERROR_USAGE, "compact: op 6");
+  bad = o, bad.flags = GPUSORT_OVERWRITE;
+  expect_status(gpusort_compact(ctx, data, out, 8, &keys, &bad, &count), GPUSORT_ERROR_USAGE,
+                "compact: a file flag on an array");
+  bad = o, bad.flags = GPUSORT_DESCENDING;
+  expect_status(gpusort_compact_file(ctx, path("x.bin"), path("y.bin"), &keys, &bad, NULL, NULL), GPUSORT_ERROR_USAGE,
+                "compact_file: a sort flag");
+  bad = o, bad.where = NULL;
+  expect_status(gpusort_compact(ctx, data, out, 8, &keys, &bad, &count), GPUSORT_ERROR_USAGE, "select without where");
+  bad.op = GPUSORT_PARTITION, bad.where = "";
+  expect_status(gpusort_compact(ctx, data, out, 8, &keys, &bad, &count), GPUSORT_ERROR_USAGE,
+                "partition with an empty where");
+  bad = o, bad.op = GPUSORT_UNIQUE;
+  expect_status(gpusort_compact(ctx, data, out, 8, &keys, &bad, &count), GPUSORT_ERROR_USAGE, "unique with a where");
+  bad = o, bad.where = "< 5 and";
+  expect_status(gpusort_compact(ctx, data, out, 8, &keys, &bad, &count), GPUSORT_ERROR_USAGE, "a malformed where");
+  bad.where = "< 0.5";
+  expect_status(gpusort_compact(ctx, data, out, 8, &keys, &bad, &count), GPUSORT_ERROR_USAGE,
+                "a fraction for an integer key");
+  bad = o, bad.count_type = GPUSORT_U64;
+  expect_status(gpusort_compact(ctx, data, out, 8, &keys, &bad, &count), GPUSORT_ERROR_USAGE, "count_type on select");
+  bad = (gpusort_compact_options)GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_RLE);
+  bad.count_type = GPUSORT_I32;
+  expect_status(gpusort_compact(ctx, data, out, 8, &keys, &bad, &count), GPUSORT_ERROR_USAGE, "i32 rle counts");
+  bad = (gpusort_compact_options)GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_UNIQUE);
+  bad.reduce = GPUSORT_MIN;
+  expect_status(gpusort_compact(ctx, data, out, 8, &pairs, &bad, &count), GPUSORT_ERROR_USAGE, "reduce on unique");
+  bad.reduce = GPUSORT_SUM, bad.acc = GPUSORT_U64;
+  expect_status(gpusort_compact(ctx, data, out, 8, &pairs, &bad, &count), GPUSORT_ERROR_USAGE, "acc on unique");
+  gpusort_compact_options rbk = GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_REDUCE_BY_KEY);
+  expect_status(gpusort_compact(ctx, data, out, 8, &keys, &rbk, &count), GPUSORT_ERROR_USAGE,
+                "reduce-by-key of keys alone");
+  const gpusort_layout records = GPUSORT_LAYOUT_RECORDS(GPUSORT_U32, 16, 0);
+  expect_status(gpusort_compact(ctx, data, out, 8, &records, &rbk, &count), GPUSORT_ERROR_USAGE,
+                "reduce-by-key of records");
+  rbk.acc = GPUSORT_U32;
+  expect_status(gpusort_compact(ctx, data, out, 8, &pairs, &rbk, &count), GPUSORT_ERROR_USAGE,
+                "reduce-by-key into a narrower accumulator");
+  const gpusort_layout float_pairs = GPUSORT_LAYOUT_PAIRS(GPUSORT_U32, GPUSORT_F32);
+  rbk.acc = GPUSORT_I64;
+  expect_status(gpusort_compact(ctx, data, out, 8, &float_pairs, &rbk, &count), GPUSORT_ERROR_USAGE,
+                "float values into an integer accumulator");
+  rbk.acc = GPUSORT_TYPE_NONE, rbk.reduce = (gpusort_scan_op)3;
+  expect_status(gpusort_compact(ctx, data, out, 8, &pairs, &rbk, &count), GPUSORT_ERROR_USAGE,
+                "an unknown reduce operator");
+  const gpusort_layout narrow = GPUSORT_LAYOUT_KEYS(GPUSORT_U16), big = GPUSORT_LAYOUT_KEYS(GPUSORT_U32BE);
+  expect_status(gpusort_compact(ctx, data, out, 8, &narrow, &o, &count), GPUSORT_ERROR_USAGE, "select of u16 keys");
+  expect(strstr(gpusort_last_error(), "six GPU types") != NULL, "the refusal of u16 keys names the six GPU types");
+  expect_status(gpusort_compact(ctx, data, out, 8, &big, &o, &count), GPUSORT_ERROR_USAGE, "select of u32be keys");
+  const gpusort_key_part two[] = {{0, GPUSORT_U32, 0, 0}, {4, GPUSORT_U32, 0, 0}};
+  const gpusort_layout composite = GPUSORT_LAYOUT_COMPOSITE(8, 2, two);
+  expect_status(gpusort_compact(ctx, data, out, 8, &composite, &o, &count), GPUSORT_ERROR_USAGE,
+                "select of a composite key");
+  const gpusort_layout narrow_values = GPUSORT_LAYOUT_PAIRS(GPUSORT_U32, GPUSORT_U16);
+  rbk = (gpusort_compact_options)GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_REDUCE_BY_KEY);
+  expect_status(gpusort_compact(ctx, data, out, 8, &narrow_values, &rbk, &count), GPUSORT_ERROR_USAGE,
+                "reduce-by-key of u16 values");
+  const gpusort_layout from_header = GPUSORT_LAYOUT_NPY;
+  expect_status(gpusort_compact(ctx, data, out, 8, &from_header, &o, &count), GPUSORT_ERROR_USAGE,
+                "an array with a layout from a .npy header");
+  write_file(path("compact-raw.bin"), data, sizeof data, NULL, 0);
+  expect_status(gpusort_compact_file(ctx, path("compact-raw.bin"), path("compact-raw-out.bin"), &from_header, &o, NULL,
+                                     NULL),
+                GPUSORT_ERROR_USAGE, "compact_file: a raw file with a layout from a .npy header");
+  gpusort_report bad_report = {0};
+  expect_status(gpusort_compact_file(ctx, path("compact-raw.bin"), path("compact-raw-out.bin"), &keys, &o, NULL,
+                                     &bad_report),
+                GPUSORT_ERROR_USAGE, "compact_file: an uninitialized report");
+  o.flags = GPUSORT_OVERWRITE;
+  expect_status(gpusort_compact_file(ctx, path("compact-raw.bin"), path("compact-raw.bin"), &keys, &o, NULL, NULL),
+                GPUSORT_ERROR_OUTPUT_IS_INPUT, "compact_file: the output is the input");
+  /* the record sizes */
+  gpusort_compact_options s = GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_RLE);
+  expect(gpusort_compact_record_size(&pairs, &s) == 8, "record size: rle of u32 keys, u32 counts");
+  s.count_type = GPUSORT_U64;
+  expect(gpusort_compact_record_size(&pairs, &s) == 12, "record size: rle of u32 keys, u64 counts");
+  s = (gpusort_compact_options)GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_REDUCE_BY_KEY);
+  expect(gpusort_compact_record_size(&pairs, &s) == 12, "record size: reduce-by-key of (u32, u64)");
+  s.acc = GPUSORT_F64;
+  expect(gpusort_compact_record_size(&float_pairs, &s) == 12, "record size: reduce-by-key into f64");
+  s = (gpusort_compact_options)GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_UNIQUE);
+  expect(gpusort_compact_record_size(&records, &s) == 16, "record size: unique records");
+  expect(gpusort_compact_record_size(&narrow, &s) == 0 && gpusort_compact_record_size(&keys, &rbk) == 0 &&
+             gpusort_compact_record_size(&from_header, &s) == 0 && gpusort_compact_record_size(NULL, &s) == 0,
+         "record size: 0 for what does not go together");
+}
+
+/* Layouts beyond the plain ones: pairs of another value type, a composite key of one part. */
+static void compact_other_layouts(gpusort_context *ctx) {
+  compact_layout narrow = compact_layout_of("(u32, u16) pairs", (gpusort_layout)GPUSORT_LAYOUT_PAIRS(GPUSORT_U32, GPUSORT_U16));
+  narrow.value = GPUSORT_TYPE_NONE; /* random bytes */
+  gpusort_compact_options o = GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_SELECT);
+  o.where = compact_where(GPUSORT_U32);
+  compact_array(ctx, &narrow, &o, 3001, "");
+  const gpusort_key_part part = {4, GPUSORT_F64, 0, GPUSORT_KEY_DESCENDING};
+  compact_layout one_part = compact_layout_of("a one-part composite f64 key at byte 4 of 12",
+                                              (gpusort_layout)GPUSORT_LAYOUT_COMPOSITE(12, 1, &part));
+  one_part.key = GPUSORT_F64, one_part.key_offset = 4, one_part.record = 12;
+  o = (gpusort_compact_options)GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_UNIQUE);
+  compact_array(ctx, &one_part, &o, 3001, "");
+}
+
+static void compact(gpusort_context *ctx) {
+  const uint64_t sizes[] = {0, 1, 4099, 100003};
+  compact_arrays(ctx, "", sizes, sizeof sizes / sizeof sizes[0]);
+  compact_files(ctx, "", 30011, false);
+  compact_files(ctx, "", 0, false);
+  compact_errors(ctx);
+  compact_other_layouts(ctx);
+  /* a budget that takes many chunks: runs and partitions across them */
+  gpusort_context_params p = GPUSORT_CONTEXT_PARAMS_INIT;
+  p.memory_budget = 256u << 10;
+  p.flags = GPUSORT_OPEN_DEFERRED;
+  gpusort_context *small = NULL;
+  expect_status(gpusort_open(&small, &p), GPUSORT_OK, "a context with a 256 KiB budget");
+  if (!small) return;
+  const uint64_t chunked[] = {100003};
+  compact_arrays(small, ", 256 KiB budget", chunked, 1);
+  /* one run through every chunk */
+  const compact_layout pairs = compact_layout_of("(u32, u64) pairs of one key",
+                                                 (gpusort_layout)GPUSORT_LAYOUT_PAIRS(GPUSORT_U32, GPUSORT_U64));
+  const uint64_t n = 100003;
+  unsigned char *same = malloc(n * 12), out[24];
+  for (uint64_t i = 0; i < n; i++) memcpy(same + i * 12, &(uint32_t){7}, 4), memcpy(same + i * 12 + 4, &(uint64_t){i}, 8);
+  uint64_t count = 0, value = 0, rle_count = 0;
+  gpusort_compact_options o = GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_REDUCE_BY_KEY);
+  const int rc = gpusort_compact(small, same, out, n, &pairs.layout, &o, &count);
+  memcpy(&value, out + 4, 8);
+  expect(rc == GPUSORT_OK && count == 1 && value == n * (n - 1) / 2, "reduce-by-key of one run through every chunk");
+  o = (gpusort_compact_options)GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_RLE);
+  o.count_type = GPUSORT_U64;
+  expect(gpusort_compact(small, same, out, n, &pairs.layout, &o, &count) == GPUSORT_OK && count == 1 &&
+             (memcpy(&rle_count, out + 4, 8), rle_count == n),
+         "rle of one run through every chunk");
+  o = (gpusort_compact_options)GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_UNIQUE);
+  expect(gpusort_compact(small, same, out, n, &pairs.layout, &o, &count) == GPUSORT_OK && count == 1 &&
+             memcmp(out, same, 12) == 0,
+         "unique of one run through every chunk");
+  free(same);
+  compact_files(small, ", 256 KiB budget", 100003, true);
+  expect(no_temporary_files(), "compact: no temporary file is left");
+  gpusort_close(small);
+}
+
 /* With GPUSORT_TEST_CORRUPT=1 every sort's output is damaged: GPUSORT_VERIFY must say so. */
 static void corrupt(gpusort_context *ctx) {
   const gpusort_layout L = GPUSORT_LAYOUT_KEYS(GPUSORT_U32);
@@ -777,7 +1229,7 @@ static void corrupt(gpusort_context *ctx) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: test_api WORKDIR [corrupt]\n");
+    fprintf(stderr, "usage: test_api WORKDIR [corrupt | compact]\n");
     return 2;
   }
   workdir = argv[1];
@@ -791,6 +1243,8 @@ int main(int argc, char **argv) {
   }
   if (argc > 2 && strcmp(argv[2], "corrupt") == 0) {
     corrupt(ctx);
+  } else if (argc > 2 && strcmp(argv[2], "compact") == 0) {
+    compact(ctx);
   } else {
     array_sorts(ctx);
     algorithms(ctx);
@@ -799,6 +1253,7 @@ int main(int argc, char **argv) {
     files_beyond_the_budget(ctx);
     error_paths(ctx);
     key_forms(ctx);
+    compact(ctx);
   }
   gpusort_close(ctx);
   printf("%d passed, %d failed\n", checks - failures, failures);

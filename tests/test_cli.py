@@ -96,7 +96,8 @@ class Usage(CliTest):
         self.assertEqual(p.returncode, 0)
         self.assertIn("Usage: gpusort", p.stdout.decode())
         self.assertEqual(p.stderr, b"")
-        for sub in ["sort", "check", "scan", "reduce", "gen", "bench", "devices"]:  # each its own part
+        for sub in ["sort", "check", "scan", "reduce", "select", "partition", "unique", "rle", "reduce-by-key", "gen",
+                    "bench", "devices"]:  # each its own part
             text = run([sub, "--help"]).stdout.decode()
             self.assertTrue(text.startswith("Usage: gpusort [sort]" if sub == "sort" else f"Usage: gpusort {sub}"), text)
             self.assertLess(len(text), len(p.stdout))
@@ -813,7 +814,8 @@ class Limits(CliTest):
 
         self.assertEqual(complete("gpusort", "sc"), {"scan"})
         self.assertEqual(complete("gpusort", "scan", "--keys", "f"), {"f32", "f64", "float32", "float64"})
-        for command in ["sort", "check", "scan", "reduce", "gen", "bench", "devices"]:
+        for command in ["sort", "check", "scan", "reduce", "select", "partition", "unique", "rle", "reduce-by-key",
+                        "gen", "bench", "devices"]:
             offered = {o for o in complete("gpusort", command, "-") if o.startswith("--")}
             p = run(["help", command])
             self.assertEqual(p.returncode, 0, p.stderr)

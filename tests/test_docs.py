@@ -21,7 +21,8 @@ def main():
 
     longs = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*[a-z]", help_text))
     shorts = set(re.findall(r"(?m)^\s+(-[a-zA-Z])[ ,]", help_text))
-    commands = {"sort", "check", "scan", "reduce", "gen", "bench", "devices"}
+    commands = {"sort", "check", "scan", "reduce", "select", "partition", "unique", "rle", "reduce-by-key", "gen",
+                "bench", "devices"}
     if len(longs) < 12 or len(shorts) < 6:
         failures.append(f"could not read the options from --help: {sorted(longs)} {sorted(shorts)}")
     for name, text in [("man page", man), ("README", readme)]:

@@ -24,6 +24,9 @@ layout(local_size_x_id = GS_SPEC_WORKGROUP_SIZE) in;
 layout(constant_id = GS_SPEC_WORKGROUP_SIZE) const uint WORKGROUP_SIZE = 256;
 layout(constant_id = GS_SPEC_SUBGROUP_SIZE) const uint SUBGROUP_SIZE = 32;
 const uint NUM_SUBGROUPS = WORKGROUP_SIZE / SUBGROUP_SIZE;
+// Polls of an empty look-back descriptor before the waiting tile computes the count itself
+// (lib/lookback.glsl, lib/scan_lookback.glsl).
+layout(constant_id = GS_SPEC_LOOKBACK_SPIN) const uint LOOKBACK_SPIN_LIMIT = 256;
 
 const uint RADIX_BITS = GS_RADIX_BITS;
 const uint RADIX = GS_RADIX;

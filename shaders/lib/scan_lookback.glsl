@@ -14,9 +14,8 @@
 // Requires: push constants `pc` with the descriptors' address in `pc.tile_data` (a
 // PackedDescriptors reference type for the packed layout) and the carry's in `pc.carry_in`,
 // an AccArray reference type, lib/scan_ops.glsl, and a function
-// rep_t reduce_tile_by_subgroup(uint tile).
-
-layout(constant_id = GS_SPEC_LOOKBACK_SPIN) const uint LOOKBACK_SPIN_LIMIT = 256;
+// rep_t reduce_tile_by_subgroup(uint tile, out bool inclusive), where `inclusive` says that
+// the value already holds everything before (a segmented scan's tile that starts a segment).
 
 const uint SCAN_EMPTY = 0u, SCAN_AGGREGATE = 1u, SCAN_INCLUSIVE = 2u;
 #ifdef SPLIT_DESCRIPTORS
@@ -107,7 +106,9 @@ rep_t scan_look_back(uint tile) {
     end -= take;
     spins = take > 0u ? 0u : spins + 1u;
     if (spins >= LOOKBACK_SPIN_LIMIT) { // tile end - 1 keeps us waiting: reduce it ourselves
-      prefix = combine(reduce_tile_by_subgroup(end - 1u), prefix);
+      bool inclusive;
+      prefix = combine(reduce_tile_by_subgroup(end - 1u, inclusive), prefix);
+      if (inclusive) return prefix;
       end -= 1u;
       spins = 0u;
       if (end == 0u) return combine(scan_initial_prefix(), prefix);

@@ -73,7 +73,7 @@ size_t gpusort_type_size(gpusort_type type) {
 const char *gpusort_stage_name(gpusort_stage stage) {
   static const char *const names[GPUSORT_STAGE_COUNT] = {
       "open", "setup", "read", "upload", "sort", "scan", "reduce", "gather", "download", "write", "assemble",
-      "verify", "check", "generate", "spill", "buckets", "partition"};
+      "verify", "check", "generate", "spill", "buckets", "partition", "compact"};
   return (unsigned)stage < GPUSORT_STAGE_COUNT ? names[stage] : NULL;
 }
 

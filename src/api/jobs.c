@@ -112,6 +112,64 @@ int gs_api_scan_config(const gpusort_scan_options *user, uint32_t allowed, bool 
   return GPUSORT_OK;
 }
 
+GS_API_SIZE(gpusort_compact_options, 32);
+
+/* A compaction request from a layout and options; `allowed` says which flags the call takes.
+ * The request is checked against its layout now unless a .npy header is to say what the
+ * records are (the file job does it then). */
+static int compact_request(const gpusort_layout *layout, const gpusort_compact_options *user, uint32_t allowed,
+                           const char *call, gs_compact_request *r, uint32_t *flags) {
+  gpusort_compact_options o;
+  memset(r, 0, sizeof *r);
+  int rc = need(user, call, "options");
+  if (!rc) rc = gs_api_copy_in(&o, sizeof o, user, sizeof o, "gpusort_compact_options");
+  if (!rc) rc = gs_api_check_flags(o.flags, allowed, call);
+  if (!rc) rc = layout_in(layout, call, &r->layout);
+  if (rc) return rc;
+  switch (o.op) {
+  case GPUSORT_SELECT: r->mode = GS_COMPACT_SELECT; break;
+  case GPUSORT_PARTITION: r->mode = GS_COMPACT_PARTITION; break;
+  case GPUSORT_UNIQUE: r->mode = GS_COMPACT_UNIQUE; break;
+  case GPUSORT_RLE: r->mode = GS_COMPACT_UNIQUE, r->rle = true; break;
+  case GPUSORT_REDUCE_BY_KEY: r->mode = GS_COMPACT_REDUCE_BY_KEY; break;
+  default:
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: unknown operation %d (select, partition, unique, rle or reduce-by-key)",
+                   call, (int)o.op);
+  }
+  const char *name = gs_compact_request_name(r);
+  const bool filters = o.op == GPUSORT_SELECT || o.op == GPUSORT_PARTITION;
+  if (filters && (!o.where || !o.where[0]))
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: %s needs a predicate on the key (`where`, such as \"< 10\")", call, name);
+  if (!filters && o.where)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: `where` applies to select and partition, not %s", call, name);
+  if (o.op == GPUSORT_RLE && o.count_type != GPUSORT_TYPE_NONE && o.count_type != GPUSORT_U32 &&
+      o.count_type != GPUSORT_U64)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: rle counts are u32 or u64, not %s", call,
+                   gpusort_type_name(o.count_type) ? gpusort_type_name(o.count_type) : "that type");
+  if (o.op != GPUSORT_RLE && o.count_type != GPUSORT_TYPE_NONE)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: count_type applies to rle, not %s", call, name);
+  if (o.op == GPUSORT_REDUCE_BY_KEY && (unsigned)o.reduce > GPUSORT_MAX)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: unknown operator %d (GPUSORT_SUM, GPUSORT_MIN or GPUSORT_MAX)", call,
+                   (int)o.reduce);
+  if (o.op != GPUSORT_REDUCE_BY_KEY && (o.reduce != GPUSORT_SUM || o.acc != GPUSORT_TYPE_NONE))
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: reduce and acc apply to reduce-by-key, not %s", call, name);
+  r->count_bytes = o.count_type == GPUSORT_U64 ? 8 : 4;
+  r->where = o.where;
+  r->op = (gs_scan_op)o.reduce;
+  r->acc_asked = o.acc;
+  *flags = o.flags;
+  return r->layout.from_file || r->layout.named_fields ? GPUSORT_OK : gs_compact_request_resolve(r, NULL);
+}
+
+size_t gpusort_compact_record_size(const gpusort_layout *layout, const gpusort_compact_options *options) {
+  gs_compact_request r;
+  uint32_t flags;
+  if (compact_request(layout, options, GPUSORT_OVERWRITE | GPUSORT_SYNC, "gpusort_compact_record_size", &r, &flags) ||
+      r.layout.from_file || r.layout.named_fields) /* (known once a .npy header is read) */
+    return 0;
+  return gs_compact_output_bytes(&r);
+}
+
 static gs_file_flags file_flags(uint32_t flags) {
   return (gs_file_flags){.overwrite = flags & GPUSORT_OVERWRITE, .sync = flags & GPUSORT_SYNC};
 }
@@ -188,6 +246,24 @@ int gpusort_reduce(gpusort_context *ctx, const void *input, uint64_t count, cons
   return gs_array_scan(&ctx->job, input, result, count, &c);
 }
 
+int gpusort_compact(gpusort_context *ctx, const void *input, void *output, uint64_t count,
+                    const gpusort_layout *layout, const gpusort_compact_options *options, uint64_t *result_count) {
+  static const char call[] = "gpusort_compact";
+  gs_compact_request r;
+  uint32_t flags = 0;
+  int rc;
+  if ((rc = need(ctx, call, "the context")) || (rc = need_data(input, count, call, "input")) ||
+      (rc = need_data(output, count, call, "output")) || (rc = need(result_count, call, "result_count")) ||
+      (rc = compact_request(layout, options, 0, call, &r, &flags)))
+    return rc;
+  if (r.layout.from_file || r.layout.named_fields)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: an array's layout needs its key type: a layout from a .npy header, or of "
+                   "named fields, is for .npy files", call);
+  if (overlap(input, count * r.layout.record_bytes, output, count * gs_compact_output_bytes(&r)))
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: output overlaps input", call);
+  return gs_array_compact(&ctx->job, input, output, count, &r, result_count);
+}
+
 /* ---- Files ---- */
 
 static int file_sort(gpusort_context *ctx, const char *input, const char *output, const gpusort_layout *layout,
@@ -244,6 +320,23 @@ int gpusort_reduce_file(gpusort_context *ctx, const char *input, const gpusort_s
     return rc;
   gpusort_report full = GPUSORT_REPORT_INIT;
   return give_report(report, &full, gs_file_reduce(&ctx->job, input, &c, result, &full));
+}
+
+int gpusort_compact_file(gpusort_context *ctx, const char *input, const char *output, const gpusort_layout *layout,
+                         const gpusort_compact_options *options, uint64_t *result_count, gpusort_report *report) {
+  static const char call[] = "gpusort_compact_file";
+  gs_compact_request r;
+  uint32_t flags = 0;
+  int rc;
+  if ((rc = need(ctx, call, "the context")) || (rc = need(input, call, "input")) ||
+      (rc = need(output, call, "output")) || (rc = check_report(report, call)) ||
+      (rc = compact_request(layout, options, GPUSORT_OVERWRITE | GPUSORT_SYNC, call, &r, &flags)))
+    return rc;
+  gpusort_report full = GPUSORT_REPORT_INIT;
+  uint64_t records = 0;
+  rc = gs_file_compact(&ctx->job, input, output, &r, file_flags(flags), &records, &full);
+  if (!rc && result_count) *result_count = records;
+  return give_report(report, &full, rc);
 }
 
 int gpusort_check_file(gpusort_context *ctx, const char *input, const gpusort_layout *layout,
@@ -355,6 +448,19 @@ int gpusort_bench_scans(gpusort_context *ctx, uint64_t count, uint32_t reps, gpu
     return rc;
   gpusort_bench_scan_result full = GPUSORT_BENCH_SCAN_RESULT_INIT;
   rc = gs_bench_scans(&ctx->job, count, reps, &full);
+  if (rc == GPUSORT_OK || rc == GPUSORT_ERROR_VERIFY)
+    gs_api_copy_out(result, &full, sizeof full, "gpusort_bench_scan_result");
+  return rc;
+}
+
+int gpusort_bench_compact(gpusort_context *ctx, uint64_t count, uint32_t reps, gpusort_bench_scan_result *result) {
+  static const char call[] = "gpusort_bench_compact";
+  int rc;
+  if ((rc = need(ctx, call, "the context")) || (rc = need(result, call, "result")) || (rc = bench_reps(reps, call)) ||
+      (rc = gs_context_device(&ctx->job, NULL, NULL)))
+    return rc;
+  gpusort_bench_scan_result full = GPUSORT_BENCH_SCAN_RESULT_INIT;
+  rc = gs_bench_compact(&ctx->job, count, reps, &full);
   if (rc == GPUSORT_OK || rc == GPUSORT_ERROR_VERIFY)
     gs_api_copy_out(result, &full, sizeof full, "gpusort_bench_scan_result");
   return rc;

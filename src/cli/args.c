@@ -124,6 +124,40 @@ int cli_parse_size(const char *text, uint64_t *out) {
   return 0;
 }
 
+int cli_output_option(int opt, const char *arg, const char **output, uint32_t *flags) {
+  switch (opt) {
+  case 'o': *output = arg; return 1;
+  case 'f': *flags |= GPUSORT_OVERWRITE; return 1;
+  case OPT_SYNC: *flags |= GPUSORT_SYNC; return 1;
+  default: return 0;
+  }
+}
+
+int cli_input_output(int argc, char **argv, const char *command, const char **input, const char **output) {
+  const int positional = argc - optind;
+  if (positional > 2)
+    return cli_fail(GPUSORT_ERROR_USAGE, "%s: too many arguments: '%s' (see 'gpusort %s --help')", command,
+                    argv[optind + 2], command);
+  *input = positional >= 1 ? argv[optind] : "-"; /* left out: stdin and stdout, as sort(1) */
+  if (positional == 2) {
+    if (*output)
+      return cli_fail(GPUSORT_ERROR_USAGE, "OUTPUT given twice: '%s' and -o '%s'", argv[optind + 1], *output);
+    *output = argv[optind + 1];
+  }
+  if (!*output) *output = "-";
+  return GPUSORT_OK;
+}
+
+int cli_parse_scan_op(const char *text, gpusort_scan_op *op) {
+  static const char *const names[] = {"sum", "min", "max", NULL};
+  for (unsigned i = 0; names[i]; i++)
+    if (strcmp(text, names[i]) == 0) {
+      *op = (gpusort_scan_op)i;
+      return GPUSORT_OK;
+    }
+  return cli_fail(GPUSORT_ERROR_USAGE, "--op takes sum, min or max, not '%s'", text);
+}
+
 int cli_parse_count(const char *text, uint64_t *out) {
   char *end;
   if (strncmp(text, "2^", 2) == 0) {
@@ -358,9 +392,8 @@ const char *cli_nearest(const char *typed, const char *const *names) {
 
 int cli_other_option(int opt, char **argv, const struct option *longopts, bool *done) {
   /* argv[0] is the command's name, or the program's when none was given: then the whole help */
-  static const char *const commands[] = {"sort", "check", "scan", "reduce", "gen", "bench", "devices", NULL};
   const char *named = NULL, *command = "sort";
-  for (const char *const *c = commands; *c; c++)
+  for (const char *const *c = cli_command_names; *c; c++)
     if (strcmp(argv[0], *c) == 0) named = command = *c;
   switch (opt) {
   case 'h': cli_print_help(named); *done = true; return GPUSORT_OK;

@@ -40,7 +40,8 @@ enum {
   OPT_DEVICE = 1000, OPT_TIMEOUT, OPT_KEYS, OPT_VERIFY, OPT_DIST, OPT_SEED, OPT_SIZES, OPT_REPS,
   OPT_VALUES, OPT_RECORD_SIZE, OPT_KEY_OFFSET, OPT_DESCENDING, OPT_BITS, OPT_ARGSORT, OPT_INDEX_TYPE,
   OPT_SCAN_ALGOS, OPT_SYNC, OPT_OP, OPT_INCLUSIVE, OPT_EXCLUSIVE, OPT_ACC, OPT_ALGO, OPT_DETERMINISTIC,
-  OPT_MEM_LIMIT, OPT_TEMP_DIR, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_JSON, OPT_KEY
+  OPT_MEM_LIMIT, OPT_TEMP_DIR, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_JSON, OPT_KEY, OPT_WHERE, OPT_COUNT_TYPE,
+  OPT_BENCH_COMPACT
 };
 
 /* getopt_long entries of the layout options (--keys, --values, --record-size, --key-offset,
@@ -49,6 +50,11 @@ enum {
   {"keys", required_argument, NULL, OPT_KEYS}, {"values", required_argument, NULL, OPT_VALUES},  \
       {"record-size", required_argument, NULL, OPT_RECORD_SIZE},                                 \
       {"key-offset", required_argument, NULL, OPT_KEY_OFFSET}, {"key", required_argument, NULL, OPT_KEY}
+
+/* getopt_long entries of the options of commands that write an OUTPUT (-o, -f, --sync). */
+#define CLI_OUTPUT_OPTIONS                                                                       \
+  {"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},                   \
+      {"sync", no_argument, NULL, OPT_SYNC}
 
 /* getopt_long entries of the options every command takes. */
 #define CLI_COMMON_OPTIONS                                                                            \
@@ -87,6 +93,17 @@ int cli_layout_resolve(cli_layout *l, gpusort_layout *layout);
 
 /* The bits of the layout's key, for --bits: a usage error for keys of other forms. */
 int cli_layout_key_bits(const gpusort_layout *layout, unsigned *key_bits);
+
+/* Handles -o, -f and --sync: *output, and GPUSORT_OVERWRITE and GPUSORT_SYNC in *flags.
+ * Returns 1 if handled, 0 if not one of them. */
+int cli_output_option(int opt, const char *arg, const char **output, uint32_t *flags);
+
+/* The positional INPUT [OUTPUT] left after the options of `command`: those left out are "-"
+ * (stdin, stdout); OUTPUT may come from -o instead (*output already set), not from both. */
+int cli_input_output(int argc, char **argv, const char *command, const char **input, const char **output);
+
+/* --op of scan, reduce and reduce-by-key: sum, min or max. */
+int cli_parse_scan_op(const char *text, gpusort_scan_op *op);
 
 /* A count: decimal digits, or 2^K. */
 int cli_parse_count(const char *text, uint64_t *out);

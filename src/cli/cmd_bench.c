@@ -1,4 +1,4 @@
-/* gpusort bench: GPU time of the sort (or the scans) on device-resident data, beside a
+/* gpusort bench: GPU time of the sort (or the scans, or the look-back family) on device-resident data, beside a
  * buffer-to-buffer copy of the same bytes measured in the same run (gpusort_bench_sort,
  * gpusort_bench_scans), one line per size. */
 #include <getopt.h>
@@ -17,7 +17,7 @@ typedef struct {
   gpusort_layout layout;
   uint64_t sizes[MAX_SIZES];
   unsigned nsizes;
-  bool default_sizes, scans;
+  bool default_sizes, scans, compact;
   gpusort_sort_algo algo;
   uint64_t reps;
   char device_name[256]; /* for --json */
@@ -48,6 +48,7 @@ static int parse_bench_args(int argc, char **argv, bench_args *o, bool *done) {
                                            {"sizes", required_argument, NULL, OPT_SIZES},
                                            {"reps", required_argument, NULL, OPT_REPS},
                                            {"scan-algos", no_argument, NULL, OPT_SCAN_ALGOS},
+                                           {"compact", no_argument, NULL, OPT_BENCH_COMPACT},
                                            {"algo", required_argument, NULL, OPT_ALGO},
                                            CLI_COMMON_OPTIONS,
                                            {NULL, 0, NULL, 0}};
@@ -67,6 +68,7 @@ static int parse_bench_args(int argc, char **argv, bench_args *o, bool *done) {
     case OPT_VALUES: rc = cli_parse_type("--values", optarg, &o->layout.value); break;
     case OPT_SIZES: rc = parse_sizes(optarg, o); break;
     case OPT_SCAN_ALGOS: o->scans = true; break;
+    case OPT_BENCH_COMPACT: o->compact = true; break;
     case OPT_ALGO: rc = cli_parse_sort_algo(optarg, &o->algo); break;
     case OPT_REPS:
       if (cli_parse_count(optarg, &o->reps) != 0 || o->reps == 0 || o->reps > 255)
@@ -77,8 +79,11 @@ static int parse_bench_args(int argc, char **argv, bench_args *o, bool *done) {
     if (rc || *done) return rc;
   }
   if (optind != argc) return cli_fail(GPUSORT_ERROR_USAGE, "bench takes no arguments (see 'gpusort --help')");
-  if (o->scans && (keys_given || o->layout.value))
-    return cli_fail(GPUSORT_ERROR_USAGE, "--scan-algos times u32 sums: it takes no --keys or --values");
+  if (o->scans && o->compact) return cli_fail(GPUSORT_ERROR_USAGE, "--scan-algos and --compact are two benchmarks: "
+                                                                    "give one");
+  if ((o->scans || o->compact) && (keys_given || o->layout.value))
+    return cli_fail(GPUSORT_ERROR_USAGE, "%s times u32 keys: it takes no --keys or --values",
+                    o->scans ? "--scan-algos" : "--compact");
   return GPUSORT_OK;
 }
 
@@ -153,12 +158,14 @@ static int bench_sorts(const bench_args *o, gpusort_context *ctx) {
   return ran ? GPUSORT_OK : cli_fail(GPUSORT_ERROR_TOO_LARGE, "none of the sizes fits the device");
 }
 
-static int bench_scans(const bench_args *o, gpusort_context *ctx) {
+/* Named timings beside the copy: the scans (--scan-algos) or the look-back family (--compact). */
+static int bench_named(const bench_args *o, gpusort_context *ctx) {
   int rc = GPUSORT_OK, ran = 0;
   for (unsigned i = 0; i < o->nsizes; i++) {
     const uint64_t n = o->sizes[i];
     gpusort_bench_scan_result r = GPUSORT_BENCH_SCAN_RESULT_INIT;
-    rc = gpusort_bench_scans(ctx, n, (uint32_t)o->reps, &r);
+    rc = o->compact ? gpusort_bench_compact(ctx, n, (uint32_t)o->reps, &r)
+                    : gpusort_bench_scans(ctx, n, (uint32_t)o->reps, &r);
     if (skipped(o, n, rc)) continue;
     if (rc && rc != GPUSORT_ERROR_VERIFY) return cli_library_error(rc);
     if (o->common.json) { /* one object per size */
@@ -177,23 +184,28 @@ static int bench_scans(const bench_args *o, gpusort_context *ctx) {
       cli_json_count(&j, "bytes", 4 * n);
       cli_json_count(&j, "reps", o->reps);
       cli_json_number(&j, "copy_seconds", r.copy_seconds);
-      cli_json_raw(&j, "scans", algos);
+      cli_json_raw(&j, o->compact ? "compactions" : "scans", algos);
       cli_json_end(&j);
       if (rc) return cli_library_error(rc);
       continue;
     }
-    if (ran++ == 0) {
+    if (ran++ == 0 && o->compact)
+      printf("u32 keys: select and partition of uniform keys (the upper half kept); unique, rle and reduce-by-key\n"
+             "of sorted keys with n/16 distinct values (CUB's inputs); tile %u keys; median of %llu runs; GPU\n"
+             "timestamps; GB/s counts 4 bytes read and 4 written per key; copy = the keys copied by a compute "
+             "kernel\n",
+             r.lookback_tile, (unsigned long long)o->reps);
+    else if (ran == 1)
       printf("u32 exclusive sums of uniform random keys (seed 1); look-back tile %u; median of %llu runs; GPU "
              "timestamps\nGB/s counts 4 bytes read and 4 written per element; copy = the same bytes copied by a "
              "compute kernel\n",
              r.lookback_tile, (unsigned long long)o->reps);
-      printf("%12s  %-28s %10s %10s %8s %8s\n", "n", "algorithm", "ms", "GB/s", "of copy", "checked");
-    }
+    if (ran == 1) printf("%12s  %-30s %10s %10s %8s %8s\n", "n", "algorithm", "ms", "GB/s", "of copy", "checked");
     const double bytes = 8.0 * (double)n;
-    printf("%12llu  %-28s %10.3f %10.1f %7.1f%%\n", (unsigned long long)n, "copy (compute kernel)",
+    printf("%12llu  %-30s %10.3f %10.1f %7.1f%%\n", (unsigned long long)n, "copy (compute kernel)",
            r.copy_seconds * 1e3, bytes / r.copy_seconds * 1e-9, 100.0);
     for (unsigned a = 0; a < r.algorithms; a++)
-      printf("%12llu  %-28s %10.3f %10.1f %7.1f%% %8s\n", (unsigned long long)n, r.algorithm[a].name,
+      printf("%12llu  %-30s %10.3f %10.1f %7.1f%% %8s\n", (unsigned long long)n, r.algorithm[a].name,
              r.algorithm[a].seconds * 1e3, bytes / r.algorithm[a].seconds * 1e-9,
              100.0 * r.copy_seconds / r.algorithm[a].seconds, r.algorithm[a].checked ? "ok" : "FAILED");
     fflush(stdout);
@@ -217,8 +229,10 @@ int cli_bench(int argc, char **argv) {
   char desc[1024];
   cli_describe_device(&info, desc, sizeof desc);
   snprintf(o.device_name, sizeof o.device_name, "%s", info.name);
-  if (!o.common.json) printf("gpusort bench%s: device %u: %s\n", o.scans ? " --scan-algos" : "", info.index, desc);
-  rc = o.scans ? bench_scans(&o, ctx) : bench_sorts(&o, ctx);
+  if (!o.common.json)
+    printf("gpusort bench%s: device %u: %s\n", o.scans ? " --scan-algos" : o.compact ? " --compact" : "", info.index,
+           desc);
+  rc = o.scans || o.compact ? bench_named(&o, ctx) : bench_sorts(&o, ctx);
   gpusort_close(ctx);
   return rc;
 }

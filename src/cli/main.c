@@ -18,6 +18,11 @@ static const char help_usage[] =
     "       gpusort check [OPTIONS] [FILE]\n"
     "       gpusort scan [OPTIONS] [INPUT [OUTPUT]]\n"
     "       gpusort reduce [OPTIONS] [INPUT]\n"
+    "       gpusort select --where EXPR [OPTIONS] [INPUT [OUTPUT]]\n"
+    "       gpusort partition --where EXPR [OPTIONS] [INPUT [OUTPUT]]\n"
+    "       gpusort unique [OPTIONS] [INPUT [OUTPUT]]\n"
+    "       gpusort rle [OPTIONS] [INPUT [OUTPUT]]\n"
+    "       gpusort reduce-by-key [OPTIONS] [INPUT [OUTPUT]]\n"
     "       gpusort gen [OPTIONS] -n N [OUTPUT]\n"
     "       gpusort bench [OPTIONS]\n"
     "       gpusort devices [OPTIONS]\n"
@@ -108,6 +113,76 @@ static const char help_reduce[] =
     "reduce: print the sum, minimum or maximum of all of INPUT on stdout, as text.\n"
     "  Takes --keys, --op, --acc and --deterministic (reductions always combine in a fixed order).\n";
 
+/* The look-back family: what its five commands share, then each one's own options. */
+static const char help_compact[] =
+    "\n"
+    "select, partition, unique, rle, reduce-by-key: one GPU pass over INPUT each, with the\n"
+    "same file handling, report and checksum as sort. INPUT holds keys of the types u32,\n"
+    "i32, f32, u64, i64 or f64, alone, in pairs or in records; records are written whole, in\n"
+    "their input order. A .npy INPUT says its layout and gives a .npy OUTPUT. The count of\n"
+    "what was kept goes to stderr (not with -q), and into the --json object. Keys are equal\n"
+    "(unique, rle, reduce-by-key) when their stored bits are: -0.0 and +0.0 differ, and a\n"
+    "NaN equals only a NaN of the same bits.\n"
+    "  --keys TYPE        key type: u32, i32, f32, u64, i64, f64 or NumPy's names (required\n"
+    "                     unless INPUT is a .npy file)\n"
+    "  --values TYPE      records are (key, value) pairs packed without padding; the value\n"
+    "                     (any type but bytes:N) moves with its key\n"
+    "  --record-size BYTES  records of BYTES bytes, moved whole...\n"
+    "  --key-offset BYTES   ...with the key at this byte offset (default 0)\n"
+    "  --key OFFSET:TYPE  the same as --keys TYPE --key-offset OFFSET; in a .npy file of a\n"
+    "                     structured dtype, --key FIELD names the key's field (for\n"
+    "                     reduce-by-key: of two fields, the key, then the value)\n"
+    "  -o, --output FILE, -f, --force, --sync  as for sort\n";
+
+static const char help_select[] =
+    "\n"
+    "select: keep the records whose key satisfies EXPR, in input order; prints\n"
+    "'kept K of N records' (JSON: kept).\n"
+    "  --where EXPR       the test on the key (required; see Expressions)\n";
+
+static const char help_partition[] =
+    "\n"
+    "partition: the records whose key satisfies EXPR, then all the others, both parts in\n"
+    "input order (a stable partition of every record); prints 'split at K of N records',\n"
+    "K the number that satisfy EXPR (JSON: split).\n"
+    "  --where EXPR       the test on the key (required; see Expressions)\n";
+
+static const char help_unique[] =
+    "\n"
+    "unique: drop consecutive duplicate keys: keep the first record of each run of equal\n"
+    "keys (sort first for one record per key); prints 'R runs in N records' (JSON: runs).\n";
+
+static const char help_rle[] =
+    "\n"
+    "rle: one (key, count) record per run of consecutive equal keys, packed without\n"
+    "padding; prints 'R runs in N records' (JSON: runs).\n"
+    "  --count-type T     u32 (default) or u64 counts; a run too long for a u32 count is an\n"
+    "                     error unless u64\n";
+
+static const char help_reduce_by_key[] =
+    "\n"
+    "reduce-by-key: one (key, value) record per run of consecutive equal keys of (key,\n"
+    "value) pairs whose values are u32, i32, f32, u64, i64 or f64, packed without padding:\n"
+    "the run's values combined; prints 'R runs in N records' (JSON: runs).\n"
+    "  --op OP            sum (default), min or max, as for scan: integer sums wrap at the\n"
+    "                     value's width; min and max order floats by totalOrder\n"
+    "  --acc TYPE         accumulate in u64, i64 or f64, the type of the output's values then\n"
+    "                     (at least as wide as the values, a float for float values)\n"
+    "Float sums round, adding each run's values in a fixed order.\n";
+
+static const char help_expressions[] =
+    "\n"
+    "Expressions (EXPR of --where): tests of the key against constants of its type.\n"
+    "  < <= > >= == != C  compare with C, e.g. '>= 10', '< 0.5', '== 7', '!= 0'\n"
+    "  in [A,B)           A <= key < B\n"
+    "  isnan, notnan      whether a float key is a NaN\n"
+    "  & M == C (or !=)   the key's stored bits AND M compared with C, e.g. '& 0xff == 3'\n"
+    "  not, and, or, ( )  combine tests; not binds tightest, then and, then or\n"
+    "A test may start with the word key ('key >= 10'). Constants are decimal or 0x hex\n"
+    "(integers, and the bits of a mask test), or decimal with inf for floats. Float\n"
+    "comparisons are IEEE ones: -0.0 == +0.0, and a NaN satisfies only !=. Quote EXPR for\n"
+    "the shell. A malformed EXPR is a usage error naming the offending token.\n";
+
 static const char help_gen[] =
     "\n"
     "gen: write deterministic test data (the same options give the same bytes). Takes the\n"
@@ -134,7 +209,10 @@ static const char help_bench[] =
     "  --algo A           the sort algorithm, as for sort (default auto)\n"
     "  --scan-algos       time u32 exclusive sums instead: the look-back scan, reduce-then-scan,\n"
     "                     and textbook Hillis-Steele, Blelloch (global and shared memory) and\n"
-    "                     subgroup-blocked scans\n";
+    "                     subgroup-blocked scans\n"
+    "  --compact          time the look-back family on u32 keys instead: select and partition\n"
+    "                     of uniform keys (the upper half kept); unique, rle and reduce-by-key\n"
+    "                     of sorted keys with about n/16 distinct values (CUB's inputs)\n";
 
 static const char help_devices[] =
     "\n"
@@ -158,7 +236,8 @@ static const char help_common[] =
     "  --json             print the report as one JSON object instead (on stdout, or on\n"
     "                     stderr when stdout carries the data): command, records, bytes,\n"
     "                     device, stages (name: seconds), total_seconds, xxh3, output, ...;\n"
-    "                     bench prints one object per size, reduce its result in the object\n"
+    "                     bench prints one object per size, reduce adds its result, the\n"
+    "                     look-back family its count (kept, split or runs)\n"
     "  -q, --quiet        print errors only\n"
     "  -v, --verbose      print more: tile shape, per-pass GPU times\n"
     "  -h, --help         print this help and exit\n"
@@ -167,18 +246,19 @@ static const char help_common[] =
 static const char help_report[] =
     "\n"
     "Report (on stderr unless -q): the device; the number of records and bytes; the time to\n"
-    "read, upload, sort on the GPU, download and write; the GPU sort's and the end-to-end\n"
-    "throughput; then the output's checksum as 'XXH3 (OUTPUT) = <16 hex digits>', the line\n"
-    "'xxhsum -H3 --tag OUTPUT' prints, so that 'xxhsum -c' accepts it.\n";
+    "read, upload, sort (scan, compact) on the GPU, download and write; the GPU stage's and\n"
+    "the end-to-end throughput; the count of select, partition, unique, rle and\n"
+    "reduce-by-key; then the output's checksum as 'XXH3 (OUTPUT) = <16 hex digits>', the\n"
+    "line 'xxhsum -H3 --tag OUTPUT' prints, so that 'xxhsum -c' accepts it.\n";
 
 static const char help_exit[] =
     "\n"
     "Exit status:\n"
     "  0  success\n"
     "  1  runtime failure: I/O (a full disk), device, memory, a GPU stage past --timeout, a\n"
-    "     --mem-limit too small for any sort\n"
-    "  2  usage error or malformed input: bad option or combination, a file size that is not\n"
-    "     a whole number of records, OUTPUT exists without -f, OUTPUT is INPUT\n"
+    "     --mem-limit too small for any sort, a run too long for rle's u32 counts\n"
+    "  2  usage error or malformed input: bad option or combination, a malformed EXPR, a file\n"
+    "     size that is not a whole number of records, OUTPUT exists without -f, OUTPUT is INPUT\n"
     "  3  verification failure: --verify found a bad output, or check found disorder\n";
 
 static const char help_floats[] =
@@ -190,12 +270,20 @@ static const char help_floats[] =
 /* The sections of each command's help, after its usage line. */
 static const struct {
   const char *name, *usage;
-  const char *sections[6];
+  const char *sections[8];
 } command_help[] = {
     {"sort", "Usage: gpusort [sort] [OPTIONS] [INPUT [OUTPUT]]\n", {help_intro, help_layout, help_sort, help_common, help_report, help_exit}},
     {"check", "Usage: gpusort check [OPTIONS] [FILE]\n", {help_layout, help_check, help_common, help_exit}},
     {"scan", "Usage: gpusort scan [OPTIONS] [INPUT [OUTPUT]]\n", {help_scan, help_common, help_report, help_exit, help_floats}},
     {"reduce", "Usage: gpusort reduce [OPTIONS] [INPUT]\n", {help_reduce, help_common, help_exit, help_floats}},
+    {"select", "Usage: gpusort select --where EXPR [OPTIONS] [INPUT [OUTPUT]]\n",
+     {help_compact, help_select, help_expressions, help_common, help_report, help_exit}},
+    {"partition", "Usage: gpusort partition --where EXPR [OPTIONS] [INPUT [OUTPUT]]\n",
+     {help_compact, help_partition, help_expressions, help_common, help_report, help_exit}},
+    {"unique", "Usage: gpusort unique [OPTIONS] [INPUT [OUTPUT]]\n", {help_compact, help_unique, help_common, help_report, help_exit}},
+    {"rle", "Usage: gpusort rle [OPTIONS] [INPUT [OUTPUT]]\n", {help_compact, help_rle, help_common, help_report, help_exit}},
+    {"reduce-by-key", "Usage: gpusort reduce-by-key [OPTIONS] [INPUT [OUTPUT]]\n",
+     {help_compact, help_reduce_by_key, help_common, help_report, help_exit}},
     {"gen", "Usage: gpusort gen [OPTIONS] -n N [OUTPUT]\n", {help_layout, help_gen, help_common, help_exit}},
     {"bench", "Usage: gpusort bench [OPTIONS]\n", {help_bench, help_common, help_exit}},
     {"devices", "Usage: gpusort devices [OPTIONS]\n", {help_devices, help_common, help_exit}},
@@ -205,11 +293,13 @@ void cli_print_help(const char *command) {
   for (size_t i = 0; command && i < sizeof command_help / sizeof command_help[0]; i++) {
     if (strcmp(command, command_help[i].name) != 0) continue;
     fputs(command_help[i].usage, stdout);
-    for (size_t k = 0; k < 6 && command_help[i].sections[k]; k++) fputs(command_help[i].sections[k], stdout);
+    for (size_t k = 0; k < 8 && command_help[i].sections[k]; k++) fputs(command_help[i].sections[k], stdout);
     return;
   }
-  const char *all[] = {help_usage, help_intro, help_layout, help_sort, help_check, help_scan, help_reduce,
-                       help_gen, help_bench, help_devices, help_common, help_report, help_exit, help_floats};
+  const char *all[] = {help_usage,  help_intro,   help_layout, help_sort,      help_check,  help_scan,
+                       help_reduce, help_compact, help_select, help_partition, help_unique, help_rle,
+                       help_reduce_by_key, help_expressions, help_gen, help_bench, help_devices,
+                       help_common, help_report,  help_exit,   help_floats};
   for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) fputs(all[k], stdout);
 }
 
@@ -264,18 +354,21 @@ static void handle_fatal_signals(void) {
   signal(SIGXFSZ, SIG_IGN);
 }
 
+const char *const cli_command_names[] = {"sort", "check", "scan", "reduce", "select", "partition", "unique", "rle",
+                                         "reduce-by-key", "gen", "bench", "devices", "help", NULL};
+
 /* `gpusort help [COMMAND]` */
 static int cli_help(int argc, char **argv) {
-  static const char *const names[] = {"sort", "check", "scan", "reduce", "gen", "bench", "devices", "help", NULL};
   if (argc > 2) return cli_fail(GPUSORT_ERROR_USAGE, "help: too many arguments: '%s'", argv[2]);
   if (argc == 2) {
     bool known = false;
-    for (const char *const *n = names; *n; n++) known |= strcmp(argv[1], *n) == 0;
+    for (const char *const *n = cli_command_names; *n; n++) known |= strcmp(argv[1], *n) == 0;
     if (!known) {
-      const char *near = cli_nearest(argv[1], names);
+      const char *near = cli_nearest(argv[1], cli_command_names);
       return near ? cli_fail(GPUSORT_ERROR_USAGE, "help: unknown command '%s' (did you mean '%s'?)", argv[1], near)
                   : cli_fail(GPUSORT_ERROR_USAGE, "help: unknown command '%s' (commands: sort, check, scan, reduce, "
-                                                  "gen, bench, devices)", argv[1]);
+                                                  "select, partition, unique, rle, reduce-by-key, gen, bench, devices)",
+                             argv[1]);
     }
   }
   cli_print_help(argc == 2 && strcmp(argv[1], "help") != 0 ? argv[1] : NULL);
@@ -286,16 +379,18 @@ int main(int argc, char **argv) {
   static const struct {
     const char *name;
     int (*fn)(int, char **);
-  } commands[] = {{"sort", cli_sort},     {"check", cli_check}, {"scan", cli_scan},       {"reduce", cli_reduce},
-                  {"gen", cli_gen},       {"bench", cli_bench}, {"devices", cli_devices}, {"help", cli_help}};
-  static const char *const names[] = {"sort", "check", "scan", "reduce", "gen", "bench", "devices", "help", NULL};
+  } commands[] = {{"sort", cli_sort},           {"check", cli_check},         {"scan", cli_scan},
+                  {"reduce", cli_reduce},       {"select", cli_compact},      {"partition", cli_compact},
+                  {"unique", cli_compact},      {"rle", cli_compact},         {"reduce-by-key", cli_compact},
+                  {"gen", cli_gen},             {"bench", cli_bench},         {"devices", cli_devices},
+                  {"help", cli_help}};
   int (*command)(int, char **) = cli_sort;
   int shift = 0;
   for (size_t i = 0; argc > 1 && i < sizeof commands / sizeof commands[0]; i++)
     if (strcmp(argv[1], commands[i].name) == 0) command = commands[i].fn, shift = 1;
   /* A first word that is no command, no option and no existing file, but near a command's
    * name, is a mistyped command rather than the INPUT of a sort. */
-  const char *near = argc > 1 && !shift && argv[1][0] != '-' && access(argv[1], F_OK) != 0 ? cli_nearest(argv[1], names) : NULL;
+  const char *near = argc > 1 && !shift && argv[1][0] != '-' && access(argv[1], F_OK) != 0 ? cli_nearest(argv[1], cli_command_names) : NULL;
   handle_fatal_signals();
   const int status = near ? cli_fail(GPUSORT_ERROR_USAGE, "unknown command '%s' (did you mean '%s'?)", argv[1], near)
                           : command(argc - shift, argv + shift);

@@ -10,9 +10,15 @@ typedef struct {
 
 static int copy_out(void *ctx, const void *data, size_t bytes) {
   memory_sink *m = ctx;
-  memcpy(m->cursor, data, bytes);
+  if (data != m->cursor) memcpy(m->cursor, data, bytes); /* (built in place: see next_place) */
   m->cursor += bytes;
   return GPUSORT_OK;
+}
+
+/* The output array is where the next bytes are built. */
+static void *next_place(void *ctx, size_t bytes) {
+  (void)bytes;
+  return ((memory_sink *)ctx)->cursor;
 }
 
 static int device_or_fail(gs_context *c) { return gs_context_device(c, NULL, NULL); }
@@ -49,5 +55,19 @@ int gs_array_scan(gs_context *c, const void *input, void *output, uint64_t n, co
   rc = gs_scan_engine_all(&e, c, config, &source, n, copy_out, &sink);
   if (!rc && config->reduce_only) gs_scan_engine_value(&e, output);
   gs_scan_engine_free(&e);
+  return rc;
+}
+
+int gs_array_compact(gs_context *c, const void *input, void *output, uint64_t n, const gs_compact_request *r,
+                     uint64_t *result_count) {
+  int rc = device_or_fail(c);
+  if (rc) return rc;
+  memory_sink sink = {output};
+  const gs_compact_output out = {.sink = copy_out, .place = next_place, .ctx = &sink, .region = output, .total = n};
+  const gs_record_source source = {.data = input, .fd = -1};
+  gs_compact_engine e;
+  rc = gs_compact_engine_all(&e, c, r, &source, n, &out);
+  if (!rc) *result_count = gs_compact_engine_result(&e);
+  gs_compact_engine_free(&e);
   return rc;
 }

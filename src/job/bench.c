@@ -10,6 +10,7 @@
 #include "io/datagen.h"
 #include "io/transfer.h"
 #include "io/verify.h"
+#include "prim/compact.h"
 #include "prim/scan_reference.h"
 #include "util/error.h"
 
@@ -359,5 +360,168 @@ int gs_bench_scans(gs_context *c, uint64_t n, unsigned reps, gpusort_bench_scan_
   gs_buffer_destroy(dev, &state[0]);
   gs_buffer_destroy(dev, &state[1]);
   gs_scan_reference_destroy(&refs);
+  return rc;
+}
+
+/* ---- The look-back family ---- */
+
+/* One compaction of the shared input; timestamps around the primitive alone. */
+typedef struct {
+  const gs_compact *compact;
+  gs_compact_run run;
+  uint64_t n;
+} compact_work;
+
+static int record_compact(void *work, VkCommandBuffer cb, gs_timestamps *ts) {
+  compact_work *w = work;
+  return gs_compact_record(w->compact, cb, w->n, &w->run, ts);
+}
+
+/* CUB's inputs for the same primitives (../shared/bench/cub_bench.cu): uniform keys for select
+ * and partition (kept: the upper half); sorted keys of about n/16 distinct values for unique,
+ * run-length encoding and reduce-by-key (whose values are the uniform keys). */
+typedef struct {
+  const char *name;
+  gs_compact_config config;
+  bool sorted_keys;
+} compact_case;
+
+static int compare_u32(const void *a, const void *b) {
+  const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* What the GPU should have written: keys (and values) and the count, from the host. */
+static uint64_t expected_compaction(const compact_case *k, const uint32_t *keys, const uint32_t *values, uint64_t n,
+                                    uint32_t *out_keys, uint32_t *out_values) {
+  uint64_t m = 0;
+  if (k->config.mode == GS_COMPACT_SELECT || k->config.mode == GS_COMPACT_PARTITION) {
+    for (uint64_t i = 0; i < n; i++)
+      if (keys[i] >= 0x80000000u) out_keys[m++] = keys[i];
+    if (k->config.mode == GS_COMPACT_PARTITION)
+      for (uint64_t i = n, back = m; i-- > 0;)
+        if (keys[i] < 0x80000000u) out_keys[back++] = keys[i];
+    return m;
+  }
+  for (uint64_t i = 0; i < n; i++) {
+    const uint32_t v = k->config.count_runs ? 1 : values ? values[i] : 0;
+    if (i == 0 || keys[i] != keys[i - 1]) {
+      out_keys[m] = keys[i];
+      out_values[m++] = v;
+    } else {
+      out_values[m - 1] += v;
+    }
+  }
+  return m;
+}
+
+typedef struct {
+  const uint32_t *want;
+  uint64_t at;
+  bool ok;
+} words_check;
+
+static int check_words(void *ctx, const void *const *fields, size_t count) {
+  words_check *c = ctx;
+  if (c->ok && memcmp(fields[0], c->want + c->at, count * 4) != 0) c->ok = false;
+  c->at += count;
+  return GPUSORT_OK;
+}
+
+int gs_bench_compact(gs_context *c, uint64_t n, unsigned reps, gpusort_bench_scan_result *result) {
+  gs_device *dev = &c->dev;
+  static const compact_case cases[] = {
+      {"select (50% kept)", {.mode = GS_COMPACT_SELECT, .key = GS_KEY_U32}, false},
+      {"partition (50% first)", {.mode = GS_COMPACT_PARTITION, .key = GS_KEY_U32}, false},
+      {"unique (n/16 runs)", {.mode = GS_COMPACT_UNIQUE, .key = GS_KEY_U32}, true},
+      {"rle (n/16 runs)",
+       {.mode = GS_COMPACT_REDUCE_BY_KEY, .key = GS_KEY_U32, .value = GS_KEY_U32, .acc = GS_KEY_U32, .count_runs = true},
+       true},
+      {"reduce-by-key sum (n/16 runs)",
+       {.mode = GS_COMPACT_REDUCE_BY_KEY, .key = GS_KEY_U32, .value = GS_KEY_U32, .acc = GS_KEY_U32, .op = GS_SCAN_SUM},
+       true},
+  };
+  const unsigned ncases = sizeof cases / sizeof cases[0];
+  /* uniform keys, sorted keys, values; kept keys and values out; the expected ones on the host */
+  if (n == 0 || n > gs_compact_max_elements(dev, &cases[4].config) || 6 * n * 4 > c->budget)
+    return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%llu elements do not fit %s", (unsigned long long)n, dev->info.name);
+  gs_buffer uniform = {0}, sorted = {0}, keys_out = {0}, values_out = {0}, state = {0}, program = {0};
+  gs_stager up = {0}, down = {0};
+  gs_transfer_stats stats = {0};
+  uint32_t *keys = malloc(n * 4), *sorted_keys = malloc(n * 4), *want_keys = malloc(n * 4), *want_values = malloc(n * 4);
+  int rc = keys && sorted_keys && want_keys && want_values ? GPUSORT_OK
+                                                           : gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
+  const gs_compact *compacts[sizeof cases / sizeof cases[0]] = {NULL};
+  for (unsigned k = 0; k < ncases && !rc; k++) rc = gs_context_compact(c, &cases[k].config, &compacts[k]);
+  VkDeviceSize state_bytes = 0;
+  for (unsigned k = 0; k < ncases && !rc; k++)
+    if (gs_compact_state_bytes(compacts[k], n) > state_bytes) state_bytes = gs_compact_state_bytes(compacts[k], n);
+  if (!rc) rc = gs_buffer_create(dev, &uniform, n * 4, GS_MEM_DEVICE, "benchmark keys");
+  if (!rc) rc = gs_buffer_create(dev, &sorted, n * 4, GS_MEM_DEVICE, "benchmark sorted keys");
+  if (!rc) rc = gs_buffer_create(dev, &keys_out, n * 4, GS_MEM_DEVICE, "benchmark kept keys");
+  if (!rc) rc = gs_buffer_create(dev, &values_out, n * 4, GS_MEM_DEVICE, "benchmark values");
+  if (!rc) rc = gs_buffer_create(dev, &state, state_bytes, GS_MEM_DEVICE, "benchmark state");
+  if (!rc) rc = gs_buffer_create(dev, &program, sizeof(gs_predicate_op), GS_MEM_DEVICE, "benchmark predicate");
+  if (!rc) rc = gs_stager_create(dev, &up, GS_MEM_UPLOAD, n * 4);
+  if (!rc) rc = gs_stager_create(dev, &down, GS_MEM_READBACK, n * 4 + 16);
+  if (!rc) {
+    gs_generate(GS_KEY_U32, (gs_dist){GS_DIST_UNIFORM, 0}, 1, n, 0, n, keys, 4);
+    const uint64_t distinct = n / 16 ? n / 16 : 1;
+    for (uint64_t i = 0; i < n; i++) sorted_keys[i] = (uint32_t)(keys[i] % distinct);
+    qsort(sorted_keys, n, 4, compare_u32);
+    rc = gs_upload(&up, gs_buffer_range(&uniform), keys, n * 4, &stats);
+  }
+  if (!rc) rc = gs_upload(&up, gs_buffer_range(&sorted), sorted_keys, n * 4, &stats);
+  if (!rc) {
+    const gs_predicate_op upper_half = {GS_PRED_GE, 0, 0x80000000u, 0, 0, 0};
+    rc = gs_upload(&up, gs_buffer_range(&program), &upper_half, sizeof upper_half, &stats);
+  }
+  if (!rc)
+    rc = time_copy(c, gs_buffer_range(&uniform), gs_buffer_range(&keys_out), n, false, reps, &result->copy_seconds);
+  result->lookback_tile = compacts[0] && !rc ? compacts[0]->tile : 0;
+  for (unsigned k = 0; k < ncases && !rc; k++) {
+    const compact_case *cc = &cases[k];
+    const bool reduces = cc->config.mode == GS_COMPACT_REDUCE_BY_KEY;
+    compact_work w = {compacts[k],
+                      {.keys_in = gs_buffer_range(cc->sorted_keys ? &sorted : &uniform),
+                       .values_in = gs_buffer_range(&uniform),
+                       .keys_out = gs_buffer_range(&keys_out),
+                       .values_out = reduces ? gs_buffer_range(&values_out) : (gs_range){0},
+                       .state = gs_buffer_range(&state),
+                       .program = gs_buffer_range(&program),
+                       .program_length = 1},
+                      n};
+    const timed_work work = {record_compact, collect_span, 1, &w};
+    double seconds;
+    if ((rc = time_runs(dev, reps, &work, &seconds))) break;
+    /* the last run's count and outputs against the host's */
+    const uint64_t m = expected_compaction(cc, cc->sorted_keys ? sorted_keys : keys, keys, n, want_keys, want_values);
+    const uint32_t want_total = (uint32_t)m;
+    words_check total_ok = {&want_total, 0, true};
+    gs_field total_field = {gs_subrange(gs_buffer_range(&state), GS_COMPACT_TOTAL_OFFSET, 4), 0, 4};
+    if ((rc = gs_download_fields(&down, &total_field, 1, 1, check_words, &total_ok, &stats))) break;
+    words_check keys_ok = {want_keys, 0, true}, values_ok = {want_values, 0, true};
+    const uint64_t written = cc->config.mode == GS_COMPACT_PARTITION ? n : m;
+    gs_field kf = {gs_buffer_range(&keys_out), 0, 4}, vf = {gs_buffer_range(&values_out), 0, 4};
+    if (!rc && written) rc = gs_download_fields(&down, &kf, 1, written, check_words, &keys_ok, &stats);
+    if (!rc && written && reduces) rc = gs_download_fields(&down, &vf, 1, written, check_words, &values_ok, &stats);
+    if (rc) break;
+    const unsigned i = result->algorithms++;
+    snprintf(result->algorithm[i].name, sizeof result->algorithm[i].name, "%s", cc->name);
+    result->algorithm[i].seconds = seconds;
+    result->algorithm[i].checked = total_ok.ok && keys_ok.ok && values_ok.ok;
+    if (!result->algorithm[i].checked)
+      rc = gs_fail(GPUSORT_ERROR_VERIFY, "the benchmark's %s of %llu keys gave a wrong result", cc->name,
+                   (unsigned long long)n);
+  }
+  free(keys), free(sorted_keys), free(want_keys), free(want_values);
+  gs_stager_destroy(&up);
+  gs_stager_destroy(&down);
+  gs_buffer_destroy(dev, &uniform);
+  gs_buffer_destroy(dev, &sorted);
+  gs_buffer_destroy(dev, &keys_out);
+  gs_buffer_destroy(dev, &values_out);
+  gs_buffer_destroy(dev, &state);
+  gs_buffer_destroy(dev, &program);
   return rc;
 }

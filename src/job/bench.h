@@ -1,4 +1,5 @@
-/* Benchmarks of device-resident sorts and scans (gpusort_bench_sort, gpusort_bench_scans). */
+/* Benchmarks of device-resident sorts, scans and compactions (gpusort_bench_sort,
+ * gpusort_bench_scans, gpusort_bench_compact). */
 #ifndef GS_JOB_BENCH_H
 #define GS_JOB_BENCH_H
 
@@ -11,5 +12,9 @@ int gs_bench_sort(gs_context *c, const gs_layout *layout, uint64_t n, unsigned r
                   gpusort_bench_result *result);
 
 int gs_bench_scans(gs_context *c, uint64_t n, unsigned reps, gpusort_bench_scan_result *result);
+
+/* Select and partition (half kept), unique, run-length encoding and reduce-by-key (about n/16
+ * runs) of n u32 keys: CUB's benchmark inputs. */
+int gs_bench_compact(gs_context *c, uint64_t n, unsigned reps, gpusort_bench_scan_result *result);
 
 #endif

@@ -122,6 +122,7 @@ void gs_context_close(gs_context *c) {
     gs_trace("closing the device");
     for (unsigned i = 0; i < c->sorter_count; i++) gs_radix_sort_destroy(&c->sorters[i].sorter);
     for (unsigned i = 0; i < c->scan_count; i++) gs_scan_destroy(&c->scans[i].scan);
+    for (unsigned i = 0; i < c->compact_count; i++) gs_compact_destroy(&c->compacts[i].compact);
     if (c->have_gather) gs_gather_destroy(&c->gather);
     gs_memops_destroy(&c->dev, &c->memops);
     gs_device_close(&c->dev);
@@ -182,6 +183,33 @@ int gs_context_scan(gs_context *c, const gs_scan_config *config, const gs_scan *
   if (slot == c->scan_count) c->scan_count++;
   c->scan_next = (slot + 1) % GS_CONTEXT_CACHED;
   *scan = &c->scans[slot].scan;
+  return GPUSORT_OK;
+}
+
+static bool same_compact(const gs_compact_config *a, const gs_compact_config *b) {
+  return a->mode == b->mode && a->key == b->key && a->value == b->value && a->acc == b->acc && a->op == b->op &&
+         a->count_runs == b->count_runs;
+}
+
+int gs_context_compact(gs_context *c, const gs_compact_config *config, const gs_compact **compact) {
+  for (unsigned i = 0; i < c->compact_count; i++) {
+    if (same_compact(&c->compacts[i].config, config)) {
+      *compact = &c->compacts[i].compact;
+      return GPUSORT_OK;
+    }
+  }
+  unsigned slot = c->compact_count < GS_CONTEXT_CACHED ? c->compact_count : c->compact_next;
+  if (slot < c->compact_count) gs_compact_destroy(&c->compacts[slot].compact); /* the oldest */
+  int rc = gs_compact_create(&c->dev, &c->memops, &c->config, config, &c->compacts[slot].compact);
+  if (rc) {
+    gs_compact_destroy(&c->compacts[slot].compact);
+    if (slot < c->compact_count) c->compacts[slot] = c->compacts[--c->compact_count]; /* keep the table dense */
+    return rc;
+  }
+  c->compacts[slot].config = *config;
+  if (slot == c->compact_count) c->compact_count++;
+  c->compact_next = (slot + 1) % GS_CONTEXT_CACHED;
+  *compact = &c->compacts[slot].compact;
   return GPUSORT_OK;
 }
 

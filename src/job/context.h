@@ -8,13 +8,14 @@
 
 #include "gpusort.h"
 #include "io/output.h"
+#include "prim/compact.h"
 #include "prim/device_config.h"
 #include "prim/gather.h"
 #include "prim/memops.h"
 #include "prim/radix_sort.h"
 #include "prim/scan.h"
 
-enum { GS_CONTEXT_CACHED = 8 }; /* sorters and scans kept, each */
+enum { GS_CONTEXT_CACHED = 8 }; /* sorters, scans and compactions kept, each */
 
 typedef struct gs_context {
   int device_index;       /* -1: the default device */
@@ -43,6 +44,11 @@ typedef struct gs_context {
     gs_scan scan;
   } scans[GS_CONTEXT_CACHED];
   unsigned scan_count, scan_next;
+  struct {
+    gs_compact_config config;
+    gs_compact compact;
+  } compacts[GS_CONTEXT_CACHED];
+  unsigned compact_count, compact_next;
   pthread_t releasing;    /* lets go of a finished output's leftovers (gs_context_release_later) */
   bool releasing_started;
   gs_output_leftovers leftovers;
@@ -82,6 +88,7 @@ void gs_context_release_later(gs_context *c, gs_output_leftovers leftovers);
 /* Pipelines for a configuration, built once and kept (the oldest of GS_CONTEXT_CACHED goes). */
 int gs_context_sorter(gs_context *c, const gs_radix_sort_config *config, gs_radix_sort **sorter);
 int gs_context_scan(gs_context *c, const gs_scan_config *config, const gs_scan **scan);
+int gs_context_compact(gs_context *c, const gs_compact_config *config, const gs_compact **compact);
 int gs_context_gather(gs_context *c, const gs_gather **gather);
 
 /* How a sort's GPU work is split into submissions: segments of at most the device preset's

@@ -2,7 +2,9 @@
  * read to its end), checks the output before any work, opens the device while the input is
  * brought into memory, runs its engine, writes the output through a temporary file and
  * renames it, and reports what each stage took. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -82,11 +84,18 @@ typedef struct {
   size_t header_bytes;
 } early_output;
 
+/* An output opened, and its emitter set up, but nothing reserved: written as its bytes come. */
+static int open_unreserved(gs_output *out, gs_emitter *emitter, const char *path, bool sync) {
+  int rc;
+  if ((rc = gs_output_open(out, path)) || (rc = gs_emitter_init(emitter, out))) return rc;
+  out->sync = sync;
+  return GPUSORT_OK;
+}
+
 static int open_output(const early_output *o, uint64_t n) {
   int rc;
-  if (!o->out || (rc = gs_output_open(o->out, o->path)) || (rc = gs_emitter_init(o->emitter, o->out)))
-    return o->out ? rc : GPUSORT_OK;
-  o->out->sync = o->sync;
+  if (!o->out) return GPUSORT_OK;
+  if ((rc = open_unreserved(o->out, o->emitter, o->path, o->sync))) return rc;
   unsigned out_bytes = o->out_bytes;
   if (o->argsort) { /* u32 indices below 2^32 records, unless asked otherwise */
     if (!o->argsort->index_bytes) o->argsort->index_bytes = n < (1ull << 32) ? 4 : 8;
@@ -455,6 +464,160 @@ int gs_file_reduce(gs_context *c, const char *input, const gs_scan_config *confi
     report->total_seconds = gs_now() - start;
   }
   gs_scan_engine_free(&e);
+  gs_input_close(&in);
+  return rc;
+}
+
+/* ---- The look-back family ---- */
+
+/* Records one compaction chunk takes within the budget: a stream larger is spilled. */
+static uint64_t compact_capacity(gs_context *c, const void *request) {
+  return gs_compact_engine_capacity(c, request, c->budget);
+}
+
+static void report_compact(const gs_compact_engine *e, gpusort_report *report) {
+  double *s = report->stage_seconds;
+  s[GPUSORT_STAGE_SETUP] += e->setup;
+  s[GPUSORT_STAGE_READ] += e->read;
+  s[GPUSORT_STAGE_UPLOAD] += e->upload;
+  s[GPUSORT_STAGE_COMPACT] += e->gpu;
+  s[GPUSORT_STAGE_DOWNLOAD] += e->download;
+  s[GPUSORT_STAGE_WRITE] += e->write;
+  s[GPUSORT_STAGE_ASSEMBLE] += e->assemble;
+  if (e->compact) {
+    report->tile_invocations = e->compact->workgroup_size;
+    report->tile_items_per_invocation = e->compact->items;
+    report->tile_items = e->compact->tile;
+  }
+  report->batches = (uint32_t)(e->chunks > UINT32_MAX ? UINT32_MAX : e->chunks);
+}
+
+/* The output of a compaction, opened at its exact size once its record count is known (after
+ * the GPU has run, but for a partition), with a .npy header of that count. */
+typedef struct {
+  early_output early;
+  const char *descr; /* a .npy output's dtype; NULL for none */
+  unsigned char header[GS_NPY_DESCR_BYTES + 256];
+} late_output;
+
+static int late_header(late_output *o, uint64_t records) {
+  o->early.header = o->header;
+  o->early.header_bytes = 0;
+  if (o->descr && !(o->early.header_bytes = gs_npy_header(o->descr, records, o->header, sizeof o->header)))
+    return gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s: the output's .npy dtype is too long to write", o->early.path);
+  return GPUSORT_OK;
+}
+
+static int open_late_output(void *arg, uint64_t records) {
+  late_output *o = arg;
+  int rc = late_header(o, records);
+  if (!rc) rc = open_output(&o->early, records);
+  if (!rc) gs_output_populate(o->early.out);
+  return rc;
+}
+
+static int spool_bytes(void *scratch, const void *data, size_t bytes) { return gs_scratch_append(scratch, data, bytes); }
+
+/* The spooled records into the output (after its header): read from the scratch file
+ * straight into the output's mapping where it has one. */
+static int copy_spool(const gs_scratch *spool, gs_emitter *emitter) {
+  const size_t piece = (size_t)8 << 20;
+  unsigned char *buffer = NULL;
+  int rc = GPUSORT_OK;
+  for (uint64_t at = 0; at < spool->appended && !rc;) {
+    const size_t bytes = spool->appended - at < piece ? (size_t)(spool->appended - at) : piece;
+    unsigned char *into = gs_emit_place(emitter, bytes);
+    if (!into && !buffer && !(buffer = malloc(piece))) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!into) into = buffer;
+    for (size_t got = 0; got < bytes && !rc;) {
+      const ssize_t r = pread(spool->fd, into + got, bytes - got, (off_t)(at + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0)
+        rc = gs_fail(GPUSORT_ERROR_IO, "cannot read %s: %s", spool->where, r < 0 ? strerror(errno) : "it ended early");
+      else
+        got += (size_t)r;
+    }
+    if (!rc) rc = gs_emit(emitter, into, bytes);
+    at += bytes;
+  }
+  free(buffer);
+  return rc;
+}
+
+int gs_file_compact(gs_context *c, const char *input, const char *output, const gs_compact_request *request,
+                    gs_file_flags flags, uint64_t *result_count, gpusort_report *report) {
+  const double start = gs_now();
+  gs_compact_request r = *request;
+  gs_npy npy;
+  bool is_npy;
+  int rc = gs_layout_for_input(&r.layout, input, &npy, &is_npy);
+  if (!rc) rc = gs_compact_request_resolve(&r, is_npy ? &npy : NULL);
+  if (rc) return rc;
+  const bool partition = r.mode == GS_COMPACT_PARTITION;
+  const unsigned R = r.layout.record_bytes, O = gs_compact_output_bytes(&r);
+  char descr[GS_NPY_DESCR_BYTES];
+  if (is_npy) gs_compact_npy_descr(&r, npy.descr, descr, sizeof descr);
+  gs_input in = {.fd = -1};
+  gs_output out = {.fd = -1};
+  gs_emitter emitter = {0};
+  gs_scratch spool = {.fd = -1};
+  gs_compact_engine e = {0};
+  unsigned char *region_copy = NULL;
+  late_output late = {.early = {&out, &emitter, output, O, flags.sync, NULL, NULL, 0}, .descr = is_npy ? descr : NULL};
+  /* a partition writes all of its input: its output is opened as the input is */
+  if (partition && (rc = late_header(&late, is_npy ? npy.count : 0))) return rc;
+  char unit[64];
+  gs_layout_unit(&r.layout, unit, sizeof unit);
+  /* (the output records are built from the input's mapping) */
+  const input_spec spec = {input, output, flags.overwrite, R, unit, true, NULL, NULL, is_npy ? npy.header_bytes : 0};
+  uint64_t n = 0, capacity = 0;
+  rc = open_input(c, &spec, compact_capacity, &r, partition ? &late.early : NULL, &in, &n, report);
+  const double planning = gs_now();
+  if (!rc && !(capacity = compact_capacity(c, &r)))
+    rc = gs_fail(GPUSORT_ERROR_TOO_LARGE, "the memory budget holds no compaction at all");
+  report->stage_seconds[GPUSORT_STAGE_SETUP] += gs_now() - planning;
+  /* Where the records go: a partition's anywhere in its output (mapped, or a copy of it);
+   * the others' in order: into the output opened at its exact size once the one chunk has
+   * run; with several chunks, into an output written as they come, or first into a scratch
+   * file when a .npy header must give their count. */
+  const bool one_chunk = n <= capacity, spooling = !partition && !one_chunk && is_npy;
+  gs_compact_output o = {.sink = emit_bytes, .place = emit_place, .ctx = &emitter, .total = n};
+  if (!rc && partition && n && !(o.region = gs_emit_place(&emitter, n * R)) && !(o.region = region_copy = malloc(n * R)))
+    rc = gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory for a partition of %llu records", (unsigned long long)n);
+  if (!rc && !partition && one_chunk) o.size_known = open_late_output, o.size_ctx = &late;
+  if (!rc && !partition && !one_chunk && !spooling) rc = open_unreserved(&out, &emitter, output, flags.sync);
+  if (!rc && spooling) {
+    char dir[4096];
+    scratch_dir_for(c, output, dir, sizeof dir);
+    rc = gs_scratch_open(&spool, dir);
+    o = (gs_compact_output){.sink = spool_bytes, .ctx = &spool};
+  }
+  if (!rc) {
+    gs_progress_begin(c, in.bytes + n * 4);
+    const gs_record_source source = {.data = in.data, .fd = in.data_fd, .offset = in.data_offset, .name = in.name};
+    rc = gs_compact_engine_all(&e, c, &r, &source, n, &o);
+    const double t0 = gs_now();
+    if (!rc && partition && n) rc = gs_emit(&emitter, o.region, n * R);
+    if (!rc && spooling && !(rc = open_late_output(&late, e.written))) rc = copy_spool(&spool, &emitter);
+    report->stage_seconds[GPUSORT_STAGE_WRITE] += gs_now() - t0;
+    gs_progress_end(c);
+  }
+  finish_task finish = {c, &out, &emitter, GPUSORT_OK, "", 0};
+  if (!rc) finish_output(&finish);
+  if (!rc) rc = finish.status;
+  if (!rc) {
+    report_compact(&e, report);
+    report->output_bytes = late.early.header_bytes + e.written * O;
+    report->xxh3 = finish.digest;
+    report->total_seconds = gs_now() - start;
+    *result_count = gs_compact_engine_result(&e);
+  } else {
+    abandon_output(&out, &emitter);
+  }
+  gs_emitter_free(&emitter);
+  gs_compact_engine_free(&e);
+  gs_scratch_close(&spool);
+  free(region_copy);
   gs_input_close(&in);
   return rc;
 }

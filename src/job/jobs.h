@@ -6,6 +6,7 @@
 
 #include "gpusort.h"
 #include "io/datagen.h"
+#include "job/compact_engine.h"
 #include "job/scan_engine.h"
 #include "job/sort_engine.h"
 
@@ -22,6 +23,14 @@ int gs_file_scan(gs_context *c, const char *input, const char *output, const gs_
 /* The combination of all elements, written to *result as the accumulator type. */
 int gs_file_reduce(gs_context *c, const char *input, const gs_scan_config *config, void *result,
                    gpusort_report *report);
+
+/* The look-back family (src/job/compact_engine.h), in as many chunks as the budget needs.
+ * *result_count: records written (partition: the split). A .npy input's layout is resolved
+ * from its header here, and the request completed for it. */
+int gs_file_compact(gs_context *c, const char *input, const char *output, const gs_compact_request *r,
+                    gs_file_flags flags, uint64_t *result_count, gpusort_report *report);
+int gs_array_compact(gs_context *c, const void *input, void *output, uint64_t n, const gs_compact_request *r,
+                     uint64_t *result_count);
 
 /* Host only. GPUSORT_ERROR_NOT_SORTED naming the first record out of order. */
 int gs_file_check(const char *input, const gs_layout *layout, bool descending, unsigned begin_bit, unsigned end_bit,

@@ -62,12 +62,11 @@ int gs_scan_engine_init(gs_scan_engine *e, gs_context *ctx, const gs_scan_config
   return GPUSORT_OK;
 }
 
-/* a (+, min or max) b for the accumulator type: how a reduction's chunk values combine. */
-static void combine_on_host(const gs_scan_config *c, unsigned char *a, const unsigned char *b) {
-  const gs_key_info *acc = gs_key_info_of(c->acc);
+void gs_scan_combine_on_host(gs_scan_op op, gs_key_type acc_type, unsigned char *a, const unsigned char *b) {
+  const gs_key_info *acc = gs_key_info_of(acc_type);
   const uint64_t x = gs_key_load_bits(acc->bytes, a), y = gs_key_load_bits(acc->bytes, b);
   uint64_t r;
-  if (c->op == GS_SCAN_SUM && acc->kind == GS_KEY_KIND_FLOAT && acc->bytes == 4) {
+  if (op == GS_SCAN_SUM && acc->kind == GS_KEY_KIND_FLOAT && acc->bytes == 4) {
     float fx, fy;
     uint32_t ux = (uint32_t)x, uy = (uint32_t)y;
     memcpy(&fx, &ux, 4), memcpy(&fy, &uy, 4);
@@ -75,16 +74,16 @@ static void combine_on_host(const gs_scan_config *c, unsigned char *a, const uns
     uint32_t ur;
     memcpy(&ur, &fr, 4);
     r = ur;
-  } else if (c->op == GS_SCAN_SUM && acc->kind == GS_KEY_KIND_FLOAT) {
+  } else if (op == GS_SCAN_SUM && acc->kind == GS_KEY_KIND_FLOAT) {
     double fx, fy;
     memcpy(&fx, &x, 8), memcpy(&fy, &y, 8);
     const double fr = fx + fy;
     memcpy(&r, &fr, 8);
-  } else if (c->op == GS_SCAN_SUM) {
+  } else if (op == GS_SCAN_SUM) {
     r = x + y; /* wraps at the width: stored below in acc->bytes */
   } else {
     const uint64_t ox = gs_ordered_from_bits(acc->kind, acc->bytes, x), oy = gs_ordered_from_bits(acc->kind, acc->bytes, y);
-    r = (c->op == GS_SCAN_MIN) == (oy < ox) ? y : x;
+    r = (op == GS_SCAN_MIN) == (oy < ox) ? y : x;
   }
   gs_key_store_bits(acc->bytes, a, r);
 }
@@ -140,7 +139,7 @@ int gs_scan_engine_chunk(gs_scan_engine *e, const gs_record_source *source, uint
     value_sink v = {e, chunk_value};
     rc = gs_download(&e->staging, gs_buffer_range(&e->output), acc < 4 ? 4 : acc, take_value, &v, &down);
     if (!rc && e->chunks)
-      combine_on_host(&e->config, e->value, chunk_value);
+      gs_scan_combine_on_host(e->config.op, e->config.acc, e->value, chunk_value);
     else if (!rc)
       memcpy(e->value, chunk_value, acc);
   } else {

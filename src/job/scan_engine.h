@@ -38,6 +38,10 @@ int gs_scan_engine_init(gs_scan_engine *e, gs_context *ctx, const gs_scan_config
 int gs_scan_engine_chunk(gs_scan_engine *e, const gs_record_source *source, uint64_t n, gs_bytes_sink sink,
                          void *sink_ctx);
 
+/* a = a (+, min or max) b, values of the accumulator type: how a reduction's chunk values
+ * combine on the host (integer sums wrap at the width; min and max in totalOrder). */
+void gs_scan_combine_on_host(gs_scan_op op, gs_key_type acc, unsigned char *a, const unsigned char *b);
+
 /* A reduction's value over every chunk so far (the sum of none is 0). */
 void gs_scan_engine_value(const gs_scan_engine *e, void *value);
 

@@ -9,9 +9,9 @@
  * entry point added to the command line later needs a wrapper here, or the target would run
  * it for real.
  *
- * Filter expressions (--where, not yet an option) are parsed here once they exist: their
- * words belong in args.dict and sample expressions in corpus/args; a separate target for
- * the expression parser alone would sit beside this one (fuzz_where.c). */
+ * --where expressions are parsed by the library once a job runs (past gpusort_open, which is
+ * stubbed here): their words are in args.dict for the option parsing around them; a target
+ * for the expression parser alone would sit beside this one (fuzz_where.c). */
 #include <getopt.h>
 #include <signal.h>
 #include <stddef.h>

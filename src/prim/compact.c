@@ -1,0 +1,165 @@
+#include "prim/compact.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "util/error.h"
+
+enum {
+  CONTROL_BYTES = 256,      /* ticket counter, the total kept */
+  MAX_ELEMENTS = 0x3FFFFF00 /* counts in a descriptor's 30 bits */
+};
+
+/* Reduce-by-key's value descriptors: status, aggregate and inclusive (lib/scan_lookback.glsl's
+ * split layout). */
+enum { VALUE_DESCRIPTOR_BYTES = 5 * 4 };
+
+static bool reduces(const gs_compact_config *c) { return c->mode == GS_COMPACT_REDUCE_BY_KEY; }
+
+/* As in the scan: 1 u32, 2 u64 bits (integer sums, every min and max), 3 f32, 4 f64 sums. */
+static unsigned accumulator_rep(const gs_compact_config *c) {
+  const gs_key_info *acc = gs_key_info_of(c->acc);
+  const bool wide = acc->bytes == 8;
+  if (c->op == GS_SCAN_SUM && acc->kind == GS_KEY_KIND_FLOAT) return wide ? 4 : 3;
+  return wide ? 2 : 1;
+}
+
+static gs_scan_config value_scan(const gs_compact_config *c) {
+  return (gs_scan_config){.input = c->value, .acc = c->acc, .op = c->op};
+}
+
+int gs_compact_check_config(const gs_device *dev, const gs_compact_config *c) {
+  if (c->mode > GS_COMPACT_REDUCE_BY_KEY || (unsigned)c->key >= GS_KEY_TYPE_COUNT)
+    return gs_fail(GPUSORT_ERROR_USAGE, "internal error: an unknown compaction");
+  if (c->count_runs && (!reduces(c) || c->value != GS_KEY_U32 || c->op != GS_SCAN_SUM ||
+                        (c->acc != GS_KEY_U32 && c->acc != GS_KEY_U64)))
+    return gs_fail(GPUSORT_ERROR_USAGE, "internal error: run lengths are u32 sums into u32 or u64");
+  if (reduces(c)) {
+    const gs_scan_config scan = value_scan(c);
+    int rc = gs_scan_check_config(dev, &scan);
+    if (rc) return rc;
+  }
+  if (dev && gs_key_info_of(c->key)->bytes == 8 && !dev->int64)
+    return gs_fail(GPUSORT_ERROR_NO_DEVICE, "%s cannot compare 64-bit keys (no shaderInt64)", dev->info.name);
+  return GPUSORT_OK;
+}
+
+uint64_t gs_compact_max_elements(const gs_device *dev, const gs_compact_config *c) {
+  unsigned widest = gs_key_info_of(c->key)->bytes;
+  if (reduces(c)) {
+    const unsigned value = gs_key_info_of(c->value)->bytes, acc = gs_key_info_of(c->acc)->bytes;
+    widest = value > widest ? value : widest;
+    widest = acc > widest ? acc : widest;
+  }
+  const uint64_t limit = (dev->info.max_data_buffer & ~(uint64_t)15) / widest;
+  return limit < MAX_ELEMENTS ? limit : MAX_ELEMENTS;
+}
+
+int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_config *device_config,
+                      const gs_compact_config *config, gs_compact *c) {
+  memset(c, 0, sizeof *c);
+  c->dev = dev;
+  c->memops = memops;
+  c->config = *config;
+  int rc = gs_compact_check_config(dev, config);
+  if (rc) return rc;
+  /* the scan's tile shape: as many keys per workgroup as a scan tile holds elements */
+  const unsigned key_bytes = gs_key_info_of(config->key)->bytes;
+  /* at most 256 invocations: with 512 on the H100 (a 128-register cap, the tile's 32 keys per
+   * invocation spilled), partition and reduce-by-key lost counts of earlier tiles in 1 check in 6;
+   * with 256, none did (see tests/test_compact.c) */
+  c->workgroup_size = device_config->scan_workgroup_size < 256 ? device_config->scan_workgroup_size : 256;
+  c->items = device_config->scan_rows * (key_bytes == 8 ? 2 : 4);
+  if (c->items > 32) c->items = 32; /* a bit mask of an invocation's flags */
+  if (c->workgroup_size % dev->subgroup_size || c->workgroup_size > dev->info.max_workgroup_size ||
+      c->workgroup_size < 64 || c->items == 0)
+    return gs_fail(GPUSORT_ERROR_USAGE, "compaction tile of %u invocations x %u keys does not suit this device",
+                   c->workgroup_size, c->items);
+  c->tile = c->workgroup_size * c->items;
+  c->split_descriptors = true;
+  char name[64];
+  if (reduces(config))
+    snprintf(name, sizeof name, "compact_rbk_k%u_i%u_r%u", key_bytes * 8, gs_key_info_of(config->value)->bytes * 8,
+             accumulator_rep(config));
+  else
+    snprintf(name, sizeof name, "compact_k%u", key_bytes * 8);
+  const uint32_t spin = device_config->lookback_spin ? device_config->lookback_spin : 1;
+  const uint32_t value_kind = reduces(config) ? (uint32_t)gs_key_info_of(config->value)->kind : 0;
+  const uint32_t acc_kind = reduces(config) ? (uint32_t)gs_key_info_of(config->acc)->kind : 0;
+  /* ids: workgroup, subgroup, key kind, descending, items, spin, op, value kind, acc kind,
+   * inclusive, segmented, reduce-then-scan (unused here), mode */
+  const uint32_t spec[] = {c->workgroup_size,
+                           0,
+                           (uint32_t)gs_key_info_of(config->key)->kind,
+                           0,
+                           c->items,
+                           spin,
+                           (uint32_t)config->op,
+                           value_kind,
+                           acc_kind,
+                           0,
+                           0,
+                           0,
+                           config->mode};
+  return gs_kernel_create(dev, &c->kernel, name, sizeof(gs_compact_push), spec, sizeof spec / sizeof spec[0]);
+}
+
+void gs_compact_destroy(gs_compact *c) {
+  gs_device *dev = c->dev;
+  if (!dev || !dev->device || dev->wedged) return; /* the GPU may still use it: leave to exit */
+  gs_kernel_destroy(dev, &c->kernel);
+  memset(c, 0, sizeof *c);
+}
+
+static uint64_t tiles_of(const gs_compact *c, uint64_t n) { return gs_groups_for(n ? n : 1, c->tile); }
+
+static VkDeviceSize round16(VkDeviceSize bytes) { return (bytes + 15) & ~(VkDeviceSize)15; }
+
+/* State: control words, one count descriptor per tile, then (reduce-by-key) the value
+ * descriptors. */
+static VkDeviceSize value_descriptors_at(const gs_compact *c, uint64_t n) {
+  return CONTROL_BYTES + round16(tiles_of(c, n) * 4);
+}
+
+VkDeviceSize gs_compact_state_bytes(const gs_compact *c, uint64_t max_n) {
+  const VkDeviceSize counts = value_descriptors_at(c, max_n);
+  return reduces(&c->config) ? counts + round16(tiles_of(c, max_n) * VALUE_DESCRIPTOR_BYTES) : counts;
+}
+
+int gs_compact_record(const gs_compact *c, VkCommandBuffer cb, uint64_t n, const gs_compact_run *run,
+                      gs_timestamps *ts) {
+  if (n > gs_compact_max_elements(c->dev, &c->config) || gs_compact_state_bytes(c, n) > run->state.size)
+    return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: a compaction beyond its capacity");
+  if (run->has_previous && reduces(&c->config))
+    return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: reduce-by-key continues no earlier chunk");
+  const bool selects = c->config.mode == GS_COMPACT_SELECT || c->config.mode == GS_COMPACT_PARTITION;
+  if (selects && (run->program_length == 0 || run->program_length > GS_PREDICATE_MAX_OPS))
+    return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: a selection without a predicate");
+  gs_cmd_barrier(cb); /* after earlier work on the same arrays and state */
+  if (ts) gs_timestamps_write(cb, ts, 0);
+  const uint64_t tiles = tiles_of(c, n);
+  /* the control words and every descriptor start empty (the total stays 0 for no keys) */
+  int rc = gs_record_clear(c->dev, cb, c->memops, run->state, gs_compact_state_bytes(c, n) / 4);
+  if (!rc && n) {
+    const uint32_t outputs = (run->keys_out.size ? GS_COMPACT_KEYS : 0) | (run->indices_out.size ? GS_COMPACT_INDICES : 0);
+    gs_compact_push push = {.keys_in = run->keys_in.address,
+                            .keys_out = run->keys_out.address,
+                            .indices_out = run->indices_out.address,
+                            .values_in = run->values_in.address,
+                            .values_out = run->values_out.address,
+                            .lookback = run->state.address + CONTROL_BYTES,
+                            .tile_data = reduces(&c->config) ? run->state.address + value_descriptors_at(c, n) : 0,
+                            .control = run->state.address,
+                            .program = selects ? run->program.address : 0,
+                            .n = (uint32_t)n,
+                            .tiles = (uint32_t)tiles,
+                            .flags = outputs | (run->has_previous ? GS_COMPACT_PREVIOUS : 0) |
+                                     (c->config.count_runs ? GS_COMPACT_COUNT_RUNS : 0),
+                            .program_length = selects ? run->program_length : 0,
+                            .prev_lo = (uint32_t)run->previous_bits,
+                            .prev_hi = (uint32_t)(run->previous_bits >> 32)};
+    rc = gs_kernel_dispatch(c->dev, cb, &c->kernel, &push, tiles);
+  }
+  if (ts) gs_timestamps_write(cb, ts, 1);
+  return rc;
+}
