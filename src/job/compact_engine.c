@@ -149,20 +149,20 @@ static uint64_t max_records(gs_context *ctx, const gs_compact_request *r) {
   return gs_compact_max_elements(&ctx->dev, &config);
 }
 
+typedef struct {
+  const gs_context *ctx;
+  const gs_compact_request *request;
+  const gs_compact *compact;
+} capacity_probe;
+
+static uint64_t probe_bytes(const void *arg, uint64_t n) {
+  const capacity_probe *p = arg;
+  return engine_bytes(p->ctx, p->request, n, p->compact);
+}
+
 uint64_t gs_compact_engine_capacity(gs_context *ctx, const gs_compact_request *r, uint64_t budget) {
-  const gs_compact *c = compact_of(ctx, r);
-  uint64_t lo = 0, hi = max_records(ctx, r);
-  /* one pass reads each key once, as a scan does: bound a chunk's submission like the scan's */
-  const uint64_t submit = ctx->config.submit_keys ? 4 * ctx->config.submit_keys : 0;
-  if (submit && submit < hi) hi = submit;
-  while (lo < hi) {
-    const uint64_t mid = lo + (hi - lo + 1) / 2;
-    if (engine_bytes(ctx, r, mid, c) <= budget)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return lo;
+  const capacity_probe probe = {ctx, r, compact_of(ctx, r)};
+  return gs_context_pass_capacity(ctx, max_records(ctx, r), budget, probe_bytes, &probe);
 }
 
 /* ---- The engine ---- */

@@ -258,3 +258,18 @@ int gs_sort_pacing_flush(void *pacing, VkCommandBuffer *cb, uint64_t keys) {
   *cb = gs_submitter_cb(p->submitter);
   return rc;
 }
+
+uint64_t gs_context_pass_capacity(const gs_context *c, uint64_t max, uint64_t budget,
+                                  uint64_t (*bytes_for)(const void *arg, uint64_t n), const void *arg) {
+  uint64_t lo = 0, hi = max;
+  const uint64_t submit = c->config.submit_keys ? 4 * c->config.submit_keys : 0;
+  if (submit && submit < hi) hi = submit;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo + 1) / 2;
+    if (bytes_for(arg, mid) <= budget)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}

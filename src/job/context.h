@@ -110,6 +110,12 @@ int gs_sort_pacing_init(gs_sort_pacing *p, gs_context *c, gs_radix_sort *sorter,
 /* gs_radix_sort_run.flush: ends the submission once it holds segment_keys keys. */
 int gs_sort_pacing_flush(void *pacing, VkCommandBuffer *cb, uint64_t keys);
 
+/* The most elements, up to `max`, of one pass that reads each element once (a scan's or a
+ * compaction's chunk) whose memory, bytes_for(arg, n), fits `budget`; a submission of such a
+ * pass takes up to four times the keys of a sort pass's (which reads them several times). */
+uint64_t gs_context_pass_capacity(const gs_context *c, uint64_t max, uint64_t budget,
+                                  uint64_t (*bytes_for)(const void *arg, uint64_t n), const void *arg);
+
 /* GPUSORT_ERROR_TOO_LARGE naming `what` when `bytes` of device memory exceed the budget. */
 int gs_context_check_budget(const gs_context *c, uint64_t bytes, const char *what);
 

@@ -20,19 +20,19 @@ static uint64_t engine_bytes(const gs_context *ctx, const gs_scan_config *c, uin
   return up + down + state + gs_stager_bytes(up > down ? up : down, slot);
 }
 
+typedef struct {
+  const gs_context *ctx;
+  const gs_scan_config *config;
+} capacity_probe;
+
+static uint64_t probe_bytes(const void *arg, uint64_t n) {
+  const capacity_probe *p = arg;
+  return engine_bytes(p->ctx, p->config, n, NULL);
+}
+
 uint64_t gs_scan_engine_capacity(gs_context *ctx, const gs_scan_config *c, uint64_t budget) {
-  uint64_t lo = 0, hi = gs_scan_engine_max_elements(ctx, c);
-  /* a scan runs at a few times a sort pass's rate: bound a chunk's submission like the sort's */
-  const uint64_t submit = ctx->config.submit_keys ? 4 * ctx->config.submit_keys : 0;
-  if (submit && submit < hi) hi = submit;
-  while (lo < hi) {
-    const uint64_t mid = lo + (hi - lo + 1) / 2;
-    if (engine_bytes(ctx, c, mid, NULL) <= budget)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return lo;
+  const capacity_probe probe = {ctx, c};
+  return gs_context_pass_capacity(ctx, gs_scan_engine_max_elements(ctx, c), budget, probe_bytes, &probe);
 }
 
 int gs_scan_engine_init(gs_scan_engine *e, gs_context *ctx, const gs_scan_config *config, uint64_t capacity) {

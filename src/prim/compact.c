@@ -16,14 +16,6 @@ enum { VALUE_DESCRIPTOR_BYTES = 5 * 4 };
 
 static bool reduces(const gs_compact_config *c) { return c->mode == GS_COMPACT_REDUCE_BY_KEY; }
 
-/* As in the scan: 1 u32, 2 u64 bits (integer sums, every min and max), 3 f32, 4 f64 sums. */
-static unsigned accumulator_rep(const gs_compact_config *c) {
-  const gs_key_info *acc = gs_key_info_of(c->acc);
-  const bool wide = acc->bytes == 8;
-  if (c->op == GS_SCAN_SUM && acc->kind == GS_KEY_KIND_FLOAT) return wide ? 4 : 3;
-  return wide ? 2 : 1;
-}
-
 static gs_scan_config value_scan(const gs_compact_config *c) {
   return (gs_scan_config){.input = c->value, .acc = c->acc, .op = c->op};
 }
@@ -78,9 +70,10 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   c->tile = c->workgroup_size * c->items;
   c->split_descriptors = true;
   char name[64];
+  const gs_scan_config values = value_scan(config);
   if (reduces(config))
     snprintf(name, sizeof name, "compact_rbk_k%u_i%u_r%u", key_bytes * 8, gs_key_info_of(config->value)->bytes * 8,
-             accumulator_rep(config));
+             gs_scan_accumulator_rep(&values));
   else
     snprintf(name, sizeof name, "compact_k%u", key_bytes * 8);
   const uint32_t spin = device_config->lookback_spin ? device_config->lookback_spin : 1;

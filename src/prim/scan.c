@@ -12,9 +12,7 @@ enum { CONTROL_BYTES = 256, MAX_ELEMENTS = 0x7FFFFFF0u /* element indices stay b
 
 const char *gs_scan_op_name(gs_scan_op op) { return op == GS_SCAN_MIN ? "min" : op == GS_SCAN_MAX ? "max" : "sum"; }
 
-/* How values combine: 1 u32 and 2 u64 bits (integer sums, and every min/max on ordered
- * bits), 3 f32 and 4 f64 (float sums). */
-static unsigned accumulator_rep(const gs_scan_config *c) {
+unsigned gs_scan_accumulator_rep(const gs_scan_config *c) {
   const gs_key_info *acc = gs_key_info_of(c->acc);
   const bool wide = acc->bytes == 8;
   if (c->op == GS_SCAN_SUM && acc->kind == GS_KEY_KIND_FLOAT) return wide ? 4 : 3;
@@ -40,7 +38,7 @@ int gs_scan_check_config(const gs_device *dev, const gs_scan_config *c) {
   if (wide && (!dev->int64 || !dev->subgroup_extended))
     return gs_fail(GPUSORT_ERROR_NO_DEVICE,
                    "%s cannot scan 64-bit values (no shaderInt64 or 64-bit subgroup operations)", dev->info.name);
-  if (accumulator_rep(c) == 4 && !dev->float64)
+  if (gs_scan_accumulator_rep(c) == 4 && !dev->float64)
     return gs_fail(GPUSORT_ERROR_NO_DEVICE, "%s cannot add f64 values (no shaderFloat64)", dev->info.name);
   return GPUSORT_OK;
 }
@@ -59,7 +57,7 @@ static int make_kernel(gs_scan *s, gs_kernel *k, int mode, bool spine, bool spli
   const gs_key_info *in = gs_key_info_of(spine ? c->acc : c->input), *acc = gs_key_info_of(c->acc);
   char name[64];
   static const char *const modes[] = {"lookback", "reduce", "downsweep"};
-  snprintf(name, sizeof name, "scan_%s_i%u_r%u%s", modes[mode], in->bytes * 8, accumulator_rep(c),
+  snprintf(name, sizeof name, "scan_%s_i%u_r%u%s", modes[mode], in->bytes * 8, gs_scan_accumulator_rep(c),
            split ? "_split" : "");
   const uint32_t spec[] = {s->workgroup_size, 0, 0, 0, s->rows, spin, (uint32_t)c->op, (uint32_t)in->kind,
                            (uint32_t)acc->kind, inclusive};

@@ -50,6 +50,10 @@ typedef struct {
  * accumulator, a narrower accumulator); NO_DEVICE for what the device lacks (dev may be NULL). */
 int gs_scan_check_config(const gs_device *dev, const gs_scan_config *config);
 
+/* How the kernels combine values (their ACC_REP): 1 u32 and 2 u64 bits (integer sums, and every
+ * min/max on ordered bits), 3 f32 and 4 f64 (float sums). */
+unsigned gs_scan_accumulator_rep(const gs_scan_config *config);
+
 /* The most elements one scan takes on the device (each array must fit one buffer). */
 uint64_t gs_scan_max_elements(const gs_device *dev, const gs_scan_config *config);
 
