@@ -27,15 +27,11 @@ static gpusort_scan_algo chosen_algo(const gpusort_scan_options *s) {
 }
 
 static int scan_option(scan_args *o, int opt, const char *arg) {
+  if (cli_output_option(opt, arg, &o->output, &o->scan.flags)) return GPUSORT_OK;
   switch (opt) {
   case OPT_KEYS: return cli_parse_type("--keys", arg, &o->scan.type);
   case OPT_ACC: return cli_parse_type("--acc", arg, &o->scan.acc);
-  case OPT_OP:
-    if (strcmp(arg, "sum") == 0) o->scan.op = GPUSORT_SUM;
-    else if (strcmp(arg, "min") == 0) o->scan.op = GPUSORT_MIN;
-    else if (strcmp(arg, "max") == 0) o->scan.op = GPUSORT_MAX;
-    else return cli_fail(GPUSORT_ERROR_USAGE, "--op takes sum, min or max, not '%s'", arg);
-    return GPUSORT_OK;
+  case OPT_OP: return cli_parse_scan_op(arg, &o->scan.op);
   case OPT_INCLUSIVE: o->scan.flags &= ~GPUSORT_EXCLUSIVE; return GPUSORT_OK;
   case OPT_EXCLUSIVE: o->scan.flags |= GPUSORT_EXCLUSIVE; return GPUSORT_OK;
   case OPT_ALGO:
@@ -44,9 +40,6 @@ static int scan_option(scan_args *o, int opt, const char *arg) {
     else return cli_fail(GPUSORT_ERROR_USAGE, "--algo takes lookback or reduce-then-scan, not '%s'", arg);
     return GPUSORT_OK;
   case OPT_DETERMINISTIC: o->scan.flags |= GPUSORT_DETERMINISTIC; return GPUSORT_OK;
-  case 'o': o->output = arg; return GPUSORT_OK;
-  case 'f': o->scan.flags |= GPUSORT_OVERWRITE; return GPUSORT_OK;
-  case OPT_SYNC: o->scan.flags |= GPUSORT_SYNC; return GPUSORT_OK;
   default: return -1;
   }
 }

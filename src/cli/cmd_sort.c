@@ -19,10 +19,8 @@ typedef struct {
 } sort_args;
 
 static int sort_option(sort_args *o, int opt, const char *arg) {
+  if (cli_output_option(opt, arg, &o->output, &o->sort.flags)) return GPUSORT_OK;
   switch (opt) {
-  case 'o': o->output = arg; return GPUSORT_OK;
-  case 'f': o->sort.flags |= GPUSORT_OVERWRITE; return GPUSORT_OK;
-  case OPT_SYNC: o->sort.flags |= GPUSORT_SYNC; return GPUSORT_OK;
   case OPT_VERIFY: o->sort.flags |= GPUSORT_VERIFY; return GPUSORT_OK;
   case OPT_DESCENDING: o->sort.flags |= GPUSORT_DESCENDING; return GPUSORT_OK;
   case OPT_BITS: o->bits_text = arg; return GPUSORT_OK;
