@@ -35,10 +35,10 @@ extern "C" {
 #endif
 
 #define GPUSORT_VERSION_MAJOR 0
-#define GPUSORT_VERSION_MINOR 5
+#define GPUSORT_VERSION_MINOR 6
 #define GPUSORT_VERSION_PATCH 0
 #define GPUSORT_VERSION_NUMBER (GPUSORT_VERSION_MAJOR * 10000 + GPUSORT_VERSION_MINOR * 100 + GPUSORT_VERSION_PATCH)
-#define GPUSORT_VERSION_STRING "0.5.0"
+#define GPUSORT_VERSION_STRING "0.6.0"
 
 /* Initializer of a struct whose fields all default to zero but struct_size (in C++, a value
  * built by a function, so that -Wmissing-field-initializers has nothing to say). */
@@ -518,6 +518,18 @@ GPUSORT_API int gpusort_reduce_file(gpusort_context *ctx, const char *input, con
 GPUSORT_API int gpusort_compact_file(gpusort_context *ctx, const char *input, const char *output,
                                      const gpusort_layout *layout, const gpusort_compact_options *options,
                                      uint64_t *result_count, gpusort_report *report);
+
+/* Sorts the records of file `input` as gpusort_sort_file does, then runs one step of the
+ * look-back family on the sorted records on the GPU, before anything comes back: then->op
+ * GPUSORT_UNIQUE keeps the first record of each run of equal keys (the distinct keys, each with
+ * the record that came first in the input), GPUSORT_RLE (keys layout) writes (key, count)
+ * records as gpusort_compact_file does; `then` gives op and count_type only. In core
+ * only (GPUSORT_ERROR_TOO_LARGE beyond the budget); keys of the six GPU types; GPUSORT_VERIFY
+ * and bit ranges are refused. *result_count (may be NULL): the records written. (Since 0.6.) */
+GPUSORT_API int gpusort_sort_then_file(gpusort_context *ctx, const char *input, const char *output,
+                                       const gpusort_layout *layout, const gpusort_sort_options *options,
+                                       const gpusort_compact_options *then, uint64_t *result_count,
+                                       gpusort_report *report);
 
 /* Host only: GPUSORT_OK if the file's records are in key order (options: GPUSORT_DESCENDING and
  * the bit range), GPUSORT_ERROR_NOT_SORTED naming the first record out of order if not. */

@@ -134,6 +134,18 @@ bool kept(uint g, key_t k) {
   return starts_run(g, k);
 }
 
+// Output `at` of indices_out: the position g of a kept key, or (CARRY) its value's words (a
+// sort's values or record indices, kept with the first key of each run).
+void write_index(uint at, uint g) {
+  if ((pc.flags & GS_COMPACT_CARRY) == 0u) {
+    Indices(pc.indices_out).indices[at] = g;
+    return;
+  }
+  const uint words = (pc.flags & GS_COMPACT_CARRY_WIDE) != 0u ? 2u : 1u;
+  for (uint w = 0u; w < words; w++)
+    Indices(pc.indices_out).indices[at * words + w] = WordArray(pc.values_in).words[g * words + w];
+}
+
 // Fallback of the count look-back: the flags of (full, earlier) tile t, counted by subgroup 0.
 uint count_tile_by_subgroup(uint t) {
   uint count = 0u;
@@ -337,13 +349,13 @@ void main() {
     const uint g = first + j;
     if ((flags & (1u << j)) != 0u) {
       if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = keys[j];
-      if ((pc.flags & GS_COMPACT_INDICES) != 0u) Indices(pc.indices_out).indices[at] = g;
+      if ((pc.flags & GS_COMPACT_INDICES) != 0u) write_index(at, g);
       at++;
     } else if (MODE == GS_COMPACT_PARTITION && g < pc.n) {
       // rejected: from the end backwards; g - at of them came before this one
       const uint back = pc.n - 1u - (g - at);
       if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[back] = keys[j];
-      if ((pc.flags & GS_COMPACT_INDICES) != 0u) Indices(pc.indices_out).indices[back] = g;
+      if ((pc.flags & GS_COMPACT_INDICES) != 0u) write_index(back, g);
     }
   }
 #endif

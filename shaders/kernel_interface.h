@@ -183,11 +183,14 @@ GS_BLOCK_END(gs_scan_push)
 #define GS_COMPACT_INDICES 8u   /* (bit 2 is GS_SCAN_CARRY_IN, which lib/scan_lookback.glsl reads) */
 #define GS_COMPACT_PREVIOUS 16u
 #define GS_COMPACT_COUNT_RUNS 32u /* reduce-by-key of ones, not of values_in: each run's length */
+#define GS_COMPACT_CARRY 64u      /* not reduce-by-key: indices_out receives each kept key's value
+                                     (values_in's words at its position) instead of its position */
+#define GS_COMPACT_CARRY_WIDE 128u /* with CARRY: values of two words */
 GS_BLOCK_BEGIN(gs_compact_push)
   GS_ADDRESS keys_in;
   GS_ADDRESS keys_out;
   GS_ADDRESS indices_out;  /* u32 */
-  GS_ADDRESS values_in;    /* reduce-by-key */
+  GS_ADDRESS values_in;    /* reduce-by-key; GS_COMPACT_CARRY: the values carried */
   GS_ADDRESS values_out;   /* reduce-by-key: accumulator-typed */
   GS_ADDRESS lookback;     /* [tile] count descriptors (lib/lookback.glsl) */
   GS_ADDRESS tile_data;    /* reduce-by-key: the value descriptors (lib/scan_lookback.glsl) */

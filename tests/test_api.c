@@ -1157,6 +1157,90 @@ static void compact_other_layouts(gpusort_context *ctx) {
   compact_array(ctx, &one_part, &o, 3001, "");
 }
 
+/* gpusort_sort_then_file: keys with 997 distinct values (multiples of 3, each many times) sorted,
+ * then unique (ascending and descending; pairs keep the first value in input order) and rle,
+ * against counts made here; then the combinations it refuses. */
+static void sort_then_files(gpusort_context *ctx) {
+  enum { N = 20011, DISTINCT = 997 };
+  uint32_t *keys = malloc(N * 4), counts[DISTINCT] = {0}, first[DISTINCT];
+  unsigned char *pairs = malloc(N * 12);
+  for (uint32_t i = 0; i < N; i++) {
+    const uint32_t d = (uint32_t)((i * 7919ull) % DISTINCT);
+    keys[i] = d * 3;
+    if (counts[d]++ == 0) first[d] = i;
+    const uint64_t value = i;
+    memcpy(pairs + i * 12, &keys[i], 4), memcpy(pairs + i * 12 + 4, &value, 8);
+  }
+  write_file(path("then-keys.bin"), keys, N * 4, NULL, 0);
+  write_file(path("then-pairs.bin"), pairs, N * 12, NULL, 0);
+  const gpusort_layout kl = GPUSORT_LAYOUT_KEYS(GPUSORT_U32), pl = GPUSORT_LAYOUT_PAIRS(GPUSORT_U32, GPUSORT_U64);
+  char out[1024]; /* (path() reuses its buffers) */
+  snprintf(out, sizeof out, "%s", path("then-out.bin"));
+  for (int descending = 0; descending < 2; descending++) {
+    gpusort_sort_options so = GPUSORT_SORT_OPTIONS_INIT;
+    so.flags = GPUSORT_OVERWRITE | (descending ? GPUSORT_DESCENDING : 0);
+    const gpusort_compact_options unique = GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_UNIQUE);
+    gpusort_compact_options rle = GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_RLE);
+    rle.count_type = GPUSORT_U64;
+    for (int step = 0; step < 3; step++) { /* unique keys, unique pairs, rle */
+      const unsigned width = step == 0 ? 4 : 12;
+      gpusort_report r = GPUSORT_REPORT_INIT;
+      uint64_t count = 0;
+      size_t size = 0;
+      const int rc = gpusort_sort_then_file(ctx, path(step == 1 ? "then-pairs.bin" : "then-keys.bin"), out,
+                                            step == 1 ? &pl : &kl, &so, step == 2 ? &rle : &unique, &count, &r);
+      unsigned char *got = read_all(out, &size);
+      bool ok = rc == GPUSORT_OK && got && count == DISTINCT && size == DISTINCT * width;
+      for (uint32_t j = 0; ok && j < DISTINCT; j++) {
+        const uint32_t d = descending ? DISTINCT - 1 - j : j;
+        uint32_t key;
+        uint64_t tail = 0;
+        memcpy(&key, got + j * width, 4);
+        if (width == 12) memcpy(&tail, got + j * width + 4, 8);
+        ok = key == d * 3 && (step == 0 || tail == (step == 1 ? first[d] : counts[d]));
+      }
+      char label[160];
+      snprintf(label, sizeof label, "sort_then_file: %s%s: %s", step == 0 ? "unique keys" : step == 1 ? "unique pairs" : "rle",
+               descending ? ", descending" : "", rc ? gpusort_last_error() : "");
+      expect(ok && report_matches_file(&r, out, N) && r.stage_seconds[GPUSORT_STAGE_COMPACT] > 0 &&
+                 r.stage_seconds[GPUSORT_STAGE_SORT] > 0,
+             label);
+      free(got);
+    }
+  }
+  gpusort_sort_options so = GPUSORT_SORT_OPTIONS_INIT;
+  so.flags = GPUSORT_OVERWRITE;
+  gpusort_compact_options then = GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_UNIQUE);
+  expect_status(gpusort_sort_then_file(ctx, path("then-keys.bin"), out, &kl, &so, &then, NULL, NULL), GPUSORT_OK,
+                "sort_then_file: no result_count, no report");
+  expect_status(gpusort_sort_then_file(ctx, path("then-keys.bin"), out, &kl, &so, NULL, NULL, NULL), GPUSORT_ERROR_USAGE,
+                "sort_then_file: no step");
+  gpusort_compact_options bad = GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_SELECT);
+  bad.where = "< 5";
+  expect_status(gpusort_sort_then_file(ctx, path("then-keys.bin"), out, &kl, &so, &bad, NULL, NULL), GPUSORT_ERROR_USAGE,
+                "sort_then_file: select after a sort");
+  bad = then, bad.count_type = GPUSORT_U64;
+  expect_status(gpusort_sort_then_file(ctx, path("then-keys.bin"), out, &kl, &so, &bad, NULL, NULL), GPUSORT_ERROR_USAGE,
+                "sort_then_file: count_type on unique");
+  bad = then, bad.flags = GPUSORT_OVERWRITE;
+  expect_status(gpusort_sort_then_file(ctx, path("then-keys.bin"), out, &kl, &so, &bad, NULL, NULL), GPUSORT_ERROR_USAGE,
+                "sort_then_file: file flags in the step's options");
+  bad = (gpusort_compact_options)GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_RLE);
+  expect_status(gpusort_sort_then_file(ctx, path("then-pairs.bin"), out, &pl, &so, &bad, NULL, NULL), GPUSORT_ERROR_USAGE,
+                "sort_then_file: rle of pairs");
+  gpusort_sort_options verify = so, bits = so;
+  verify.flags |= GPUSORT_VERIFY;
+  bits.begin_bit = 0, bits.end_bit = 8;
+  expect_status(gpusort_sort_then_file(ctx, path("then-keys.bin"), out, &kl, &verify, &then, NULL, NULL),
+                GPUSORT_ERROR_USAGE, "sort_then_file: with verification");
+  expect_status(gpusort_sort_then_file(ctx, path("then-keys.bin"), out, &kl, &bits, &then, NULL, NULL),
+                GPUSORT_ERROR_USAGE, "sort_then_file: with a bit range");
+  const gpusort_layout narrow = GPUSORT_LAYOUT_KEYS(GPUSORT_U16);
+  expect_status(gpusort_sort_then_file(ctx, path("then-keys.bin"), out, &narrow, &so, &then, NULL, NULL),
+                GPUSORT_ERROR_USAGE, "sort_then_file: u16 keys");
+  free(keys), free(pairs);
+}
+
 static void compact(gpusort_context *ctx) {
   const uint64_t sizes[] = {0, 1, 4099, 100003};
   compact_arrays(ctx, "", sizes, sizeof sizes / sizeof sizes[0]);
@@ -1164,6 +1248,7 @@ static void compact(gpusort_context *ctx) {
   compact_files(ctx, "", 0, false);
   compact_errors(ctx);
   compact_other_layouts(ctx);
+  sort_then_files(ctx);
   /* a budget that takes many chunks: runs and partitions across them */
   gpusort_context_params p = GPUSORT_CONTEXT_PARAMS_INIT;
   p.memory_budget = 256u << 10;

@@ -43,7 +43,7 @@ _gpusort() {
 
     local options
     case $command in
-        sort) options="$layout --descending --bits --argsort --index-type --algo --output --force --sync --verify $common" ;;
+        sort) options="$layout --descending --bits --argsort --index-type --unique --rle --count-type --algo --output --force --sync --verify $common" ;;
         check) options="$layout --descending --bits $common" ;;
         scan) options="--keys --op --inclusive --exclusive --acc --algo --deterministic --output --force --sync $common" ;;
         reduce) options="--keys --op --acc --deterministic $common" ;;

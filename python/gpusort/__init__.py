@@ -137,7 +137,7 @@ for _i in range(_capi.GPUSORT_MAX_STAGES):
 
 
 def library_version():
-    """The version string of the loaded libgpusort ("0.5.0")."""
+    """The version string of the loaded libgpusort ("0.6.0")."""
     return _lib.gpusort_version_string().decode()
 
 

@@ -293,6 +293,36 @@ int gpusort_argsort_file(gpusort_context *ctx, const char *input, const char *ou
   return file_sort(ctx, input, output, layout, true, index_type, options, report, "gpusort_argsort_file");
 }
 
+int gpusort_sort_then_file(gpusort_context *ctx, const char *input, const char *output, const gpusort_layout *layout,
+                           const gpusort_sort_options *options, const gpusort_compact_options *then,
+                           uint64_t *result_count, gpusort_report *report) {
+  static const char call[] = "gpusort_sort_then_file";
+  gs_sort_request r;
+  gpusort_compact_options o;
+  uint32_t flags = 0;
+  int rc;
+  if ((rc = need(ctx, call, "the context")) || (rc = need(input, call, "input")) ||
+      (rc = need(output, call, "output")) || (rc = check_report(report, call)) || (rc = need(then, call, "then")) ||
+      (rc = gs_api_copy_in(&o, sizeof o, then, sizeof o, "gpusort_compact_options")) ||
+      (rc = sort_request(layout, options, GPUSORT_DESCENDING | GPUSORT_VERIFY | GPUSORT_OVERWRITE | GPUSORT_SYNC,
+                         call, &r, &flags)))
+    return rc;
+  if (o.op != GPUSORT_UNIQUE && o.op != GPUSORT_RLE)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: the step after a sort is GPUSORT_UNIQUE or GPUSORT_RLE, not %d", call,
+                   (int)o.op);
+  if (o.flags || o.where || o.reduce != GPUSORT_SUM || o.acc != GPUSORT_TYPE_NONE)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: then takes op and (rle) count_type only; file flags go in the sort's "
+                   "options", call);
+  if (o.count_type != GPUSORT_TYPE_NONE && (o.op != GPUSORT_RLE || (o.count_type != GPUSORT_U32 && o.count_type != GPUSORT_U64)))
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: count_type is U32 or U64, for rle only", call);
+  r.then = o.op == GPUSORT_RLE ? GS_THEN_RLE : GS_THEN_UNIQUE;
+  r.count_bytes = o.count_type == GPUSORT_U64 ? 8 : 4;
+  gpusort_report full = GPUSORT_REPORT_INIT;
+  rc = gs_file_sort(&ctx->job, input, output, &r, file_flags(flags), &full);
+  if (!rc && result_count) *result_count = r.written;
+  return give_report(report, &full, rc);
+}
+
 int gpusort_scan_file(gpusort_context *ctx, const char *input, const char *output, const gpusort_scan_options *options,
                       gpusort_report *report) {
   static const char call[] = "gpusort_scan_file";

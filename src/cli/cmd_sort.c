@@ -16,6 +16,7 @@ typedef struct {
   const char *input, *output, *bits_text;
   bool argsort, have_index_type;
   gpusort_type index_type;
+  gpusort_compact_options then; /* --unique, --rle: op 0 for none */
 } sort_args;
 
 static int sort_option(sort_args *o, int opt, const char *arg) {
@@ -26,6 +27,17 @@ static int sort_option(sort_args *o, int opt, const char *arg) {
   case OPT_BITS: o->bits_text = arg; return GPUSORT_OK;
   case OPT_ALGO: return cli_parse_sort_algo(arg, &o->sort.algo);
   case OPT_ARGSORT: o->argsort = true; return GPUSORT_OK;
+  case OPT_UNIQUE:
+  case OPT_RLE:
+    if (o->then.op && o->then.op != (opt == OPT_UNIQUE ? GPUSORT_UNIQUE : GPUSORT_RLE))
+      return cli_fail(GPUSORT_ERROR_USAGE, "--unique and --rle are two different steps: give one");
+    o->then.op = opt == OPT_UNIQUE ? GPUSORT_UNIQUE : GPUSORT_RLE;
+    return GPUSORT_OK;
+  case OPT_COUNT_TYPE:
+    if (strcmp(arg, "u32") != 0 && strcmp(arg, "u64") != 0)
+      return cli_fail(GPUSORT_ERROR_USAGE, "--count-type takes u32 or u64, not '%s'", arg);
+    o->then.count_type = arg[1] == '6' ? GPUSORT_U64 : GPUSORT_U32;
+    return GPUSORT_OK;
   case OPT_INDEX_TYPE:
     if (strcmp(arg, "u32") != 0 && strcmp(arg, "u64") != 0)
       return cli_fail(GPUSORT_ERROR_USAGE, "--index-type takes u32 or u64, not '%s'", arg);
@@ -51,6 +63,9 @@ static int finish_sort_args(int argc, char **argv, sort_args *o) {
   if (!o->output) o->output = "-";
   if ((rc = cli_layout_resolve(&o->layout_options, &o->layout))) return rc;
   if (o->have_index_type && !o->argsort) return cli_fail(GPUSORT_ERROR_USAGE, "--index-type needs --argsort");
+  if (o->then.count_type && o->then.op != GPUSORT_RLE) return cli_fail(GPUSORT_ERROR_USAGE, "--count-type needs --rle");
+  if (o->then.op && o->argsort)
+    return cli_fail(GPUSORT_ERROR_USAGE, "--%s does not go with --argsort", o->then.op == GPUSORT_RLE ? "rle" : "unique");
   unsigned key_bits;
   if (o->bits_text && (rc = cli_layout_key_bits(&o->layout, &key_bits))) return rc;
   if (o->bits_text) return cli_parse_bits(o->bits_text, key_bits, &o->sort.begin_bit, &o->sort.end_bit);
@@ -68,12 +83,17 @@ static int parse_sort_args(int argc, char **argv, sort_args *o, bool *done) {
                                            {"bits", required_argument, NULL, OPT_BITS},
                                            {"argsort", no_argument, NULL, OPT_ARGSORT},
                                            {"index-type", required_argument, NULL, OPT_INDEX_TYPE},
+                                           {"unique", no_argument, NULL, OPT_UNIQUE},
+                                           {"rle", no_argument, NULL, OPT_RLE},
+                                           {"count-type", required_argument, NULL, OPT_COUNT_TYPE},
                                            {"algo", required_argument, NULL, OPT_ALGO},
                                            CLI_COMMON_OPTIONS,
                                            {NULL, 0, NULL, 0}};
   const gpusort_sort_options defaults = GPUSORT_SORT_OPTIONS_INIT;
+  const gpusort_compact_options then = GPUSORT_COMPACT_OPTIONS_INIT(0);
   memset(o, 0, sizeof *o);
   o->sort = defaults;
+  o->then = then;
   cli_options_begin(&o->common, done);
   int opt, rc;
   while ((opt = getopt_long(argc, argv, ":o:fqvhV", longopts, NULL)) != -1) {
@@ -88,7 +108,7 @@ static int parse_sort_args(int argc, char **argv, sort_args *o, bool *done) {
   return finish_sort_args(argc, argv, o);
 }
 
-static void print_report(const sort_args *o, gpusort_context *ctx, const gpusort_report *r) {
+static void print_report(const sort_args *o, gpusort_context *ctx, const gpusort_report *r, uint64_t runs) {
   char size[32], layout[160], order[96] = "", line[200];
   const bool descending = o->sort.flags & GPUSORT_DESCENDING;
   cli_note_device(ctx);
@@ -112,6 +132,9 @@ static void print_report(const sort_args *o, gpusort_context *ctx, const gpusort
   }
   cli_report_start(r);
   cli_report_gpu("sort", r->stage_seconds[GPUSORT_STAGE_SORT], r->records, "keys", r->input_bytes);
+  if (o->then.op)
+    cli_report_row(o->then.op == GPUSORT_RLE ? "rle" : "unique", r->stage_seconds[GPUSORT_STAGE_COMPACT],
+                   "GPU: runs of equal keys, in the sort's submission");
   if (r->stage_seconds[GPUSORT_STAGE_GATHER] > 0)
     cli_report_row("gather", r->stage_seconds[GPUSORT_STAGE_GATHER], "GPU: whole records in sorted order");
   if (verbose) {
@@ -128,6 +151,7 @@ static void print_report(const sort_args *o, gpusort_context *ctx, const gpusort
                    o->layout.record_bytes && !o->argsort ? "host: records gathered by index" : "host: output assembled");
   if (r->verified) cli_report_row("verify", r->stage_seconds[GPUSORT_STAGE_VERIFY], "host: order and permutation");
   cli_report_total(r, "keys");
+  if (o->then.op) cli_note("%llu runs in %llu records", (unsigned long long)runs, (unsigned long long)r->records);
   if (r->verified)
     cli_note(o->argsort ? "verified: the indices are a stable sorted permutation of the input"
                         : "verified: output sorted and a permutation of the input");
@@ -142,17 +166,23 @@ int cli_sort(int argc, char **argv) {
   gpusort_context *ctx;
   if ((rc = cli_open(&o.common, &ctx))) return rc;
   gpusort_report report = GPUSORT_REPORT_INIT;
-  rc = o.argsort ? gpusort_argsort_file(ctx, o.input, o.output, &o.layout, o.index_type, &o.sort, &report)
-                 : gpusort_sort_file(ctx, o.input, o.output, &o.layout, &o.sort, &report);
+  uint64_t runs = 0;
+  if (o.then.op)
+    rc = gpusort_sort_then_file(ctx, o.input, o.output, &o.layout, &o.sort, &o.then, &runs, &report);
+  else if (o.argsort)
+    rc = gpusort_argsort_file(ctx, o.input, o.output, &o.layout, o.index_type, &o.sort, &report);
+  else
+    rc = gpusort_sort_file(ctx, o.input, o.output, &o.layout, &o.sort, &report);
   if (rc) {
     rc = cli_library_error(rc);
   } else if (o.common.json) {
     cli_json j;
     cli_json_begin(&j, cli_json_stream(o.output));
     cli_json_report(&j, o.argsort ? "argsort" : "sort", ctx, &report, o.output);
+    if (o.then.op) cli_json_count(&j, "runs", runs);
     cli_json_end(&j);
   } else if (o.common.verbosity >= 1) {
-    print_report(&o, ctx, &report);
+    print_report(&o, ctx, &report, runs);
   }
   gpusort_close(ctx);
   return rc;

@@ -168,6 +168,7 @@ static void report_sort(const gs_sort_engine *e, gpusort_report *report) {
   s[GPUSORT_STAGE_UPLOAD] += t->upload;
   s[GPUSORT_STAGE_SORT] += t->sort;
   s[GPUSORT_STAGE_GATHER] += t->gather;
+  s[GPUSORT_STAGE_COMPACT] += t->then;
   s[GPUSORT_STAGE_DOWNLOAD] += t->download;
   s[GPUSORT_STAGE_WRITE] += t->write;
   s[GPUSORT_STAGE_ASSEMBLE] += t->assemble;
@@ -219,13 +220,41 @@ static int write_sorted(gs_sort_engine *e, gs_output *out, gs_emitter *emitter, 
   return verify ? no_output_written(gs_sort_engine_verdict(e)) : GPUSORT_OK;
 }
 
-/* The whole input in one sort; the caller frees the engine `e`. */
+/* An output opened at its exact size once its record count is known (a compaction's after the
+ * GPU has run, but for a partition; a sort's with a step after it), with a .npy header of that
+ * count. */
+typedef struct {
+  early_output early;
+  const char *descr; /* a .npy output's dtype; NULL for none */
+  unsigned char header[GS_NPY_DESCR_BYTES + 256];
+} late_output;
+
+static int late_header(late_output *o, uint64_t records) {
+  o->early.header = o->header;
+  o->early.header_bytes = 0;
+  if (o->descr && !(o->early.header_bytes = gs_npy_header(o->descr, records, o->header, sizeof o->header)))
+    return gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s: the output's .npy dtype is too long to write", o->early.path);
+  return GPUSORT_OK;
+}
+
+static int open_late_output(void *arg, uint64_t records) {
+  late_output *o = arg;
+  int rc = late_header(o, records);
+  if (!rc) rc = open_output(&o->early, records);
+  if (!rc) gs_output_populate(o->early.out);
+  return rc;
+}
+
+/* The whole input in one sort; the caller frees the engine `e`. `late`: an output opened once
+ * the GPU has run (a step after the sort decides its size), or NULL. */
 static int sort_in_core(gs_context *c, const gs_input *in, uint64_t n, gs_sort_request *r, gs_output *out,
-                        gs_emitter *emitter, gs_sort_engine *e, gpusort_report *report) {
+                        gs_emitter *emitter, gs_sort_engine *e, late_output *late, gpusort_report *report) {
   const gs_record_source source = {.data = in->data, .fd = in->data_fd, .offset = in->data_offset, .name = in->name};
   int rc = gs_sort_engine_init(e, c, r, n);
   if (!rc) rc = gs_sort_engine_sort(e, &source, n);
+  if (!rc && late) rc = open_late_output(late, e->emitted);
   if (!rc) rc = write_sorted(e, out, emitter, r->verify);
+  if (!rc) r->written = e->emitted;
   if (e->ctx) report_sort(e, report);
   if (!rc) report->verified = r->verify;
   report->batches = 1;
@@ -293,6 +322,14 @@ static size_t sort_npy_header(const gs_npy *npy, gs_sort_request *r, unsigned ch
   return gs_npy_header(descr, npy->count, buf, size);
 }
 
+/* The dtype of a .npy output of a sort with a step after it: the input's (unique), or packed
+ * (key, count) fields (rle), as the compaction commands write them. */
+static void then_npy_descr(const gs_sort_request *r, const char *input_descr, char *buf, size_t size) {
+  const gs_compact_request step = {.mode = GS_COMPACT_UNIQUE, .rle = r->then == GS_THEN_RLE,
+                                   .count_bytes = r->count_bytes, .layout = r->layout};
+  gs_compact_npy_descr(&step, input_descr, buf, size);
+}
+
 int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_request *r, gs_file_flags flags,
                  gpusort_report *report) {
   const double start = gs_now();
@@ -301,6 +338,7 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
   unsigned char header[GS_NPY_DESCR_BYTES + 256];
   size_t header_bytes = 0;
   int rc = gs_layout_for_input(&r->layout, input, &npy, &is_npy);
+  if (!rc) rc = gs_sort_then_check(r);
   if (!rc && is_npy && !(header_bytes = sort_npy_header(&npy, r, header, sizeof header)))
     rc = gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s: its .npy dtype is too long to write again", input);
   if (rc) return rc;
@@ -319,7 +357,12 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
   gs_sort_engine engine = {0};
   uint64_t n = 0;
   const early_output early = {&out, &emitter, output, R, flags.sync, r->argsort ? r : NULL, header, header_bytes};
-  rc = open_input(c, &spec, in_core_capacity, r, &early, &in, &n, report);
+  /* a step after the sort: the output is opened once the GPU has counted what it keeps */
+  char then_descr[GS_NPY_DESCR_BYTES] = "";
+  if (is_npy && r->then) then_npy_descr(r, npy.descr, then_descr, sizeof then_descr);
+  late_output late = {.early = {&out, &emitter, output, gs_sort_engine_output_bytes(r), flags.sync, NULL, NULL, 0},
+                      .descr = is_npy ? then_descr : NULL};
+  rc = open_input(c, &spec, in_core_capacity, r, r->then ? NULL : &early, &in, &n, report);
   const unsigned out_bytes = r->argsort ? r->index_bytes : R;
   uint64_t capacity = 0;
   const double planning = gs_now();
@@ -327,17 +370,23 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
   report->stage_seconds[GPUSORT_STAGE_SETUP] += gs_now() - planning;
   if (!rc) {
     gs_progress_begin(c, n <= capacity ? in.bytes + n * out_bytes : 3 * in.bytes + n * out_bytes);
-    if (n > capacity && r->layout.keyed) {
+    if (n > capacity && r->then) {
+      rc = gs_fail(GPUSORT_ERROR_TOO_LARGE,
+                   "%s: %llu records; a sort with %s after it runs in core only, and %llu records fit the memory "
+                   "budget",
+                   in.name, (unsigned long long)n, r->then == GS_THEN_RLE ? "rle" : "unique",
+                   (unsigned long long)capacity);
+    } else if (n > capacity && r->layout.keyed) {
       rc = gs_fail(GPUSORT_ERROR_TOO_LARGE,
                    "%s: %llu records with %s keys; keys of this form are sorted in core only, and %llu records fit "
                    "the memory budget",
                    in.name, (unsigned long long)n, r->layout.key_name, (unsigned long long)capacity);
     } else if (n <= capacity) {
       r->forms = forms.columns ? &forms : NULL;
-      rc = sort_in_core(c, &in, n, r, &out, &emitter, &engine, report);
+      rc = sort_in_core(c, &in, n, r, &out, &emitter, &engine, r->then ? &late : NULL, report);
       r->forms = NULL;
       /* the device holds less than it said: out of core after all, in half the memory that failed */
-      if (rc == GPUSORT_ERROR_OUT_OF_MEMORY && out.written == 0 && !r->layout.keyed) {
+      if (rc == GPUSORT_ERROR_OUT_OF_MEMORY && out.written == 0 && !r->layout.keyed && !r->then) {
         const uint64_t failed = gs_sort_engine_bytes(c, r, n), budget = failed < c->budget ? failed : c->budget;
         gs_sort_engine_free(&engine);
         rc = sort_out_of_core(c, &in, n, r, output, &out, &emitter, report, budget / 2);
@@ -355,7 +404,8 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
   if (!rc && finish.status) rc = gs_fail(finish.status, "%s", finish.error);
   if (!rc) {
     report_tile(c, r, n, report);
-    report->output_bytes = n * out_bytes + header_bytes;
+    report->output_bytes = r->then ? late.early.header_bytes + r->written * late.early.out_bytes
+                                   : n * out_bytes + header_bytes;
     report->xxh3 = finish.digest;
     report->total_seconds = gs_now() - start;
   } else {
@@ -490,30 +540,6 @@ static void report_compact(const gs_compact_engine *e, gpusort_report *report) {
     report->tile_items = e->compact->tile;
   }
   report->batches = (uint32_t)(e->chunks > UINT32_MAX ? UINT32_MAX : e->chunks);
-}
-
-/* The output of a compaction, opened at its exact size once its record count is known (after
- * the GPU has run, but for a partition), with a .npy header of that count. */
-typedef struct {
-  early_output early;
-  const char *descr; /* a .npy output's dtype; NULL for none */
-  unsigned char header[GS_NPY_DESCR_BYTES + 256];
-} late_output;
-
-static int late_header(late_output *o, uint64_t records) {
-  o->early.header = o->header;
-  o->early.header_bytes = 0;
-  if (o->descr && !(o->early.header_bytes = gs_npy_header(o->descr, records, o->header, sizeof o->header)))
-    return gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s: the output's .npy dtype is too long to write", o->early.path);
-  return GPUSORT_OK;
-}
-
-static int open_late_output(void *arg, uint64_t records) {
-  late_output *o = arg;
-  int rc = late_header(o, records);
-  if (!rc) rc = open_output(&o->early, records);
-  if (!rc) gs_output_populate(o->early.out);
-  return rc;
 }
 
 static int spool_bytes(void *scratch, const void *data, size_t bytes) { return gs_scratch_append(scratch, data, bytes); }

@@ -37,6 +37,7 @@ static unsigned gpu_value_bytes(const gs_sort_request *r) {
 }
 
 static unsigned output_bytes(const gs_sort_request *r) {
+  if (r->then == GS_THEN_RLE) return gs_key_info_of(r->layout.key)->bytes + r->count_bytes;
   switch (output_kind(r)) {
   case GS_OUT_INDICES: return r->index_bytes ? r->index_bytes : 8;
   case GS_OUT_VALUES: return gs_key_info_of(r->layout.value)->bytes;
@@ -44,9 +45,44 @@ static unsigned output_bytes(const gs_sort_request *r) {
   }
 }
 
+unsigned gs_sort_engine_output_bytes(const gs_sort_request *r) { return output_bytes(r); }
+
+int gs_sort_then_check(const gs_sort_request *r) {
+  if (r->then == GS_THEN_NONE) return GPUSORT_OK;
+  const char *name = r->then == GS_THEN_RLE ? "rle" : "unique";
+  if (r->layout.keyed)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s after a sort takes keys of the types u32, i32, f32, u64, i64 and f64, not %s",
+                   name, r->layout.key_name);
+  if (r->begin_bit || r->end_bit)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s after a sort compares whole keys: it does not go with a bit range", name);
+  if (r->verify)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s after a sort cannot be verified (verification checks a permutation of the "
+                   "input): verify the sort, then run the step on its output", name);
+  if (r->argsort) return gs_fail(GPUSORT_ERROR_USAGE, "%s after a sort does not go with argsort", name);
+  if (r->then == GS_THEN_RLE && (r->layout.kind != GS_LAYOUT_KEYS || r->values_only))
+    return gs_fail(GPUSORT_ERROR_USAGE, "rle after a sort writes (key, count) records: it takes keys alone");
+  if (r->then == GS_THEN_RLE && r->count_bytes != 4 && r->count_bytes != 8)
+    return gs_fail(GPUSORT_ERROR_USAGE, "rle counts are u32 or u64");
+  return GPUSORT_OK;
+}
+
+/* The step after the sort, as the look-back family runs it. */
+static gs_compact_config then_config(const gs_sort_request *r) {
+  if (r->then == GS_THEN_RLE)
+    return (gs_compact_config){.mode = GS_COMPACT_REDUCE_BY_KEY, .key = r->layout.key, .value = GS_KEY_U32,
+                               .acc = r->count_bytes == 8 ? GS_KEY_U64 : GS_KEY_U32, .op = GS_SCAN_SUM,
+                               .count_runs = true};
+  return (gs_compact_config){.mode = GS_COMPACT_UNIQUE, .key = r->layout.key};
+}
+
 uint64_t gs_sort_engine_max_records(gs_context *ctx, const gs_sort_request *r) {
   if (r->layout.keyed) return gs_normalized_sort_max_records(ctx, r->algo);
-  const uint64_t radix = gs_radix_sort_max_keys(&ctx->dev, r->layout.key, gpu_value_bytes(r), true);
+  uint64_t radix = gs_radix_sort_max_keys(&ctx->dev, r->layout.key, gpu_value_bytes(r), true);
+  if (r->then != GS_THEN_NONE) {
+    const gs_compact_config then = then_config(r);
+    const uint64_t step = gs_compact_max_elements(&ctx->dev, &then);
+    if (step < radix) radix = step;
+  }
   return r->algo == GS_SORT_BITONIC && gs_bitonic_sort_max_keys() < radix ? gs_bitonic_sort_max_keys() : radix;
 }
 
@@ -78,6 +114,7 @@ static uint64_t transfer_up_bytes(const gs_sort_request *r, uint64_t n, bool gpu
 static uint64_t transfer_down_bytes(const gs_sort_request *r, uint64_t n, bool gpu_gather) {
   const unsigned kb = gs_key_info_of(r->layout.key)->bytes;
   if (gpu_gather) return n * r->layout.record_bytes;
+  if (r->then == GS_THEN_RLE) return n * output_bytes(r);
   return n * (output_kind(r) == GS_OUT_PAIRS ? kb + gpu_value_bytes(r) : output_kind(r) == GS_OUT_KEYS ? kb : gpu_value_bytes(r));
 }
 
@@ -87,6 +124,8 @@ static uint64_t engine_bytes(const gs_context *ctx, const gs_sort_request *r, ui
   const uint64_t up = transfer_up_bytes(r, n, gpu_gather), down = transfer_down_bytes(r, n, gpu_gather);
   uint64_t bytes = sort_bytes(r, n, sorter) + gs_stager_bytes(up > down ? up : down, slot);
   if (gpu_gather) bytes += 2 * n * r->layout.record_bytes;
+  if (r->then != GS_THEN_NONE) bytes += 1024 + (n / 64 + 1) * 24; /* the step's state: 24 bytes a tile of 64 keys or more */
+  if (r->then == GS_THEN_RLE) bytes += n * r->count_bytes;
   return bytes;
 }
 
@@ -99,7 +138,7 @@ static bool choose_gather(const gs_context *ctx, const gs_sort_request *r, uint6
                           const gs_radix_sort *sorter) {
   const gs_gather_choice knob = gs_knobs_get()->record_gather;
   const unsigned R = r->layout.record_bytes;
-  if (output_kind(r) != GS_OUT_RECORDS || knob == GS_GATHER_HOST || R % 4 != 0 ||
+  if (output_kind(r) != GS_OUT_RECORDS || r->then != GS_THEN_NONE || knob == GS_GATHER_HOST || R % 4 != 0 ||
       !gs_gather_fits(&ctx->dev, capacity, R))
     return false;
   return (R <= 64 || knob == GS_GATHER_GPU) && engine_bytes(ctx, r, capacity, true, sorter) <= ctx->budget;
@@ -170,7 +209,11 @@ static void *create_work_buffers(void *arg) {
                              "the sort's histograms and look-back descriptors")) ||
       (vb && !uploaded_values && (rc = gs_buffer_create(dev, &e->values, n * vb, GS_MEM_DEVICE, "the sort values"))) ||
       (vb && (rc = gs_buffer_create(dev, &e->values_alt, n * vb, GS_MEM_DEVICE, "the sort's second value buffer"))) ||
-      (e->gpu_gather && (rc = gs_buffer_create(dev, &e->gathered_out, n * R, GS_MEM_DEVICE, "the gathered records"))))
+      (e->gpu_gather && (rc = gs_buffer_create(dev, &e->gathered_out, n * R, GS_MEM_DEVICE, "the gathered records"))) ||
+      (e->then && (rc = gs_buffer_create(dev, &e->then_state, gs_compact_state_bytes(e->then, n), GS_MEM_DEVICE,
+                                         "the look-back descriptors after the sort"))) ||
+      (e->request->then == GS_THEN_RLE &&
+       (rc = gs_buffer_create(dev, &e->counts, n * e->request->count_bytes, GS_MEM_DEVICE, "the run lengths"))))
     snprintf(e->allocation_error, sizeof e->allocation_error, "%s", gs_last_error()); /* errors are per thread */
   e->allocation_status = rc;
   return NULL;
@@ -204,6 +247,7 @@ int gs_sort_engine_init(gs_sort_engine *e, gs_context *ctx, const gs_sort_reques
   e->key_bytes = gs_key_info_of(r->layout.key)->bytes;
   e->gpu_value_bytes = gpu_value_bytes(r);
   e->out_bytes = output_bytes(r);
+  e->emit_kind = r->then == GS_THEN_RLE ? GS_OUT_PAIRS : e->kind;
   e->capacity = capacity;
   const double start = gs_now();
   int rc;
@@ -217,8 +261,10 @@ int gs_sort_engine_init(gs_sort_engine *e, gs_context *ctx, const gs_sort_reques
     return rc;
   }
   const gs_radix_sort_config config = sorter_config(ctx, r, capacity);
+  const gs_compact_config then = then_config(r);
   gs_radix_sort *sorter;
-  if ((rc = gs_context_sorter(ctx, &config, &sorter)) ||
+  if ((rc = gs_sort_then_check(r)) || (r->then && (rc = gs_context_compact(ctx, &then, &e->then))) ||
+      (rc = gs_context_sorter(ctx, &config, &sorter)) ||
       (rc = gs_radix_sort_passes(sorter, r->begin_bit, r->end_bit, &e->passes)))
     return rc;
   e->sorter = sorter;
@@ -262,6 +308,48 @@ static int upload(gs_sort_engine *e) {
   return rc;
 }
 
+static gs_range other_of(const gs_buffer *a, const gs_buffer *b, gs_range used) {
+  return gs_buffer_range(used.buffer == a->buffer ? b : a);
+}
+
+/* Records the step after the sort: the sorted arrays in, the other array of each pair out (the
+ * first keys of runs and the values or record indices they carry, or rle's keys and counts). */
+static int record_then(gs_sort_engine *e, VkCommandBuffer cb, gs_timestamps *ts) {
+  const gs_range keys_out = other_of(&e->keys, &e->alt, e->sorted_keys);
+  const bool carries = e->kind != GS_OUT_KEYS;
+  const gs_range carried = carries ? other_of(&e->values, &e->values_alt, e->sorted_values) : (gs_range){0};
+  const gs_compact_run run = {.keys_in = e->sorted_keys,
+                              .values_in = carries ? e->sorted_values : (gs_range){0},
+                              .keys_out = e->kind == GS_OUT_KEYS || e->kind == GS_OUT_PAIRS ? keys_out : (gs_range){0},
+                              .indices_out = carries ? carried : (gs_range){0},
+                              .carry_words = carries ? e->gpu_value_bytes / 4 : 0,
+                              .values_out = e->request->then == GS_THEN_RLE ? gs_buffer_range(&e->counts) : (gs_range){0},
+                              .state = gs_buffer_range(&e->then_state)};
+  int rc = gs_compact_record(e->then, cb, e->n, &run, ts);
+  e->sorted_keys = keys_out;
+  if (carries) e->sorted_values = carried;
+  if (e->request->then == GS_THEN_RLE) e->sorted_values = gs_buffer_range(&e->counts);
+  return rc;
+}
+
+static int take_u32(void *ctx, const void *data, size_t bytes) {
+  if (bytes >= 4) memcpy(ctx, data, 4);
+  return GPUSORT_OK;
+}
+
+/* The number of records the step kept, from its state block. */
+static int read_then_count(gs_sort_engine *e) {
+  uint32_t kept = 0;
+  gs_transfer_stats stats = {0};
+  const int rc = gs_download(&e->staging, gs_subrange(gs_buffer_range(&e->then_state), GS_COMPACT_TOTAL_OFFSET, 4),
+                             4, take_u32, &kept, &stats);
+  if (rc) return rc;
+  if (kept > e->n || (e->n && !kept))
+    return gs_fail(GPUSORT_ERROR_VERIFY, "the GPU kept %u of %llu sorted records", kept, (unsigned long long)e->n);
+  e->emitted = kept;
+  return GPUSORT_OK;
+}
+
 /* Records the sort (and the gather), submits it and waits. The pass count decides which of
  * each pair of arrays the last pass writes, so that no copy is needed. */
 static int sort_on_gpu(gs_sort_engine *e) {
@@ -298,6 +386,12 @@ static int sort_on_gpu(gs_sort_engine *e) {
       goto done;
   }
   if ((rc = gs_radix_sort_record(e->sorter, gs_submitter_cb(&e->submitter), &run, &b, &ts))) goto done;
+  if (e->then) {
+    VkCommandBuffer cb = gs_submitter_cb(&e->submitter);
+    gs_timestamps_write(cb, &ts, GS_RADIX_SORT_TIMESTAMPS);
+    if ((rc = record_then(e, cb, NULL))) goto done;
+    gs_timestamps_write(cb, &ts, GS_RADIX_SORT_TIMESTAMPS + 1);
+  }
   if (e->gpu_gather) {
     VkCommandBuffer cb = gs_submitter_cb(&e->submitter);
     gs_timestamps_write(cb, &ts, GS_RADIX_SORT_TIMESTAMPS);
@@ -312,11 +406,13 @@ static int sort_on_gpu(gs_sort_engine *e) {
       (rc = gs_radix_sort_collect_times(e->sorter, &ts, e->passes, &e->times.gpu)))
     goto done;
   e->times.sort += e->times.gpu.total;
-  if (e->gpu_gather) {
+  if (e->gpu_gather || e->then) {
     uint64_t t[2];
     if ((rc = gs_timestamps_read(dev, &ts, GS_RADIX_SORT_TIMESTAMPS, 2, t))) goto done;
-    e->times.gather += gs_timestamps_seconds(dev, t[0], t[1]);
+    *(e->then ? &e->times.then : &e->times.gather) += gs_timestamps_seconds(dev, t[0], t[1]);
   }
+  e->emitted = e->n;
+  if (e->then) rc = read_then_count(e);
 done:
   gs_timestamps_destroy(dev, &ts);
   return rc;
@@ -362,7 +458,7 @@ int gs_sort_engine_sort(gs_sort_engine *e, const gs_record_source *source, uint6
   if (n > e->capacity) return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: a batch beyond the sort's capacity");
   e->source = *source;
   e->records = source->data;
-  e->n = n;
+  e->n = e->emitted = n;
   free(e->records_copy);
   e->records_copy = NULL;
   int rc;
@@ -409,7 +505,7 @@ static void assemble_range(void *arg, size_t begin, size_t end, unsigned worker)
   const gs_sort_engine *e = a->e;
   const unsigned R = e->out_bytes;
   unsigned char *out = a->out;
-  switch (e->kind) {
+  switch (e->emit_kind) {
   case GS_OUT_PAIRS: {
     const unsigned kb = e->key_bytes, vb = R - kb;
     const unsigned char *keys = (const unsigned char *)a->fields[0] + a->first * kb;
@@ -470,8 +566,8 @@ static int hand_out(emission *m, const void *data, size_t count) {
 static int sink_chunk(void *ctx, const void *const *fields, size_t count) {
   emission *m = ctx;
   gs_sort_engine *e = m->e;
-  if (e->kind == GS_OUT_KEYS || e->kind == GS_OUT_VALUES || e->gpu_gather ||
-      (e->kind == GS_OUT_INDICES && e->out_bytes == 4))
+  if (e->emit_kind == GS_OUT_KEYS || e->emit_kind == GS_OUT_VALUES || e->gpu_gather ||
+      (e->emit_kind == GS_OUT_INDICES && e->out_bytes == 4))
     return hand_out(m, fields[0], count);
   const size_t piece = SCRATCH_BYTES / e->out_bytes;
   for (size_t first = 0; first < count; first += piece) {
@@ -507,6 +603,7 @@ int gs_sort_engine_emit_placed(gs_sort_engine *e, bool verify, gs_bytes_sink sin
   gs_field fields[2] = {{e->sorted_keys, 0, e->key_bytes}};
   unsigned count = 1;
   if (e->kind == GS_OUT_PAIRS) fields[count++] = (gs_field){e->sorted_values, 0, e->gpu_value_bytes};
+  if (r->then == GS_THEN_RLE) fields[count++] = (gs_field){e->sorted_values, 0, r->count_bytes};
   if (e->kind == GS_OUT_RECORDS || e->kind == GS_OUT_INDICES) fields[0] = (gs_field){e->sorted_values, 0, 4};
   if (e->kind == GS_OUT_VALUES) fields[0] = (gs_field){e->sorted_values, 0, e->gpu_value_bytes};
   if (e->gpu_gather) fields[0] = (gs_field){gs_buffer_range(&e->gathered_out), 0, L->record_bytes};
@@ -525,7 +622,7 @@ int gs_sort_engine_emit_placed(gs_sort_engine *e, bool verify, gs_bytes_sink sin
   gs_transfer_stats stats = {0};
   const double verify_before = e->times.verify, assemble_before = e->times.assemble;
   gs_trace("downloading");
-  int rc = gs_download_fields(&e->staging, fields, count, e->n, sink_chunk, &m, &stats);
+  int rc = gs_download_fields(&e->staging, fields, count, e->emitted, sink_chunk, &m, &stats);
   gs_trace("downloaded");
   e->times.download += stats.gpu_seconds;
   /* host time of the download not spent verifying or assembling: writing and hashing */
@@ -556,6 +653,8 @@ void gs_sort_engine_free(gs_sort_engine *e) {
   gs_buffer_destroy(dev, &e->state);
   gs_buffer_destroy(dev, &e->gathered_in);
   gs_buffer_destroy(dev, &e->gathered_out);
+  gs_buffer_destroy(dev, &e->then_state);
+  gs_buffer_destroy(dev, &e->counts);
   gs_argsort_check_free(&e->argsort);
   free(e->scratch);
   free(e->records_copy);

@@ -30,6 +30,11 @@ struct gs_normalized_forms;
 
 typedef enum { GS_OUT_KEYS, GS_OUT_PAIRS, GS_OUT_RECORDS, GS_OUT_INDICES, GS_OUT_VALUES } gs_output_kind;
 
+/* A step on the sorted keys, run on the GPU in the sort's submission (src/prim/compact.h): the
+ * first record of each run of equal keys (unique), or (key, count) records, one per run, for
+ * keys alone (rle). Its count stays on the GPU until the download needs it. */
+typedef enum { GS_THEN_NONE, GS_THEN_UNIQUE, GS_THEN_RLE } gs_sort_then;
+
 typedef struct {
   gs_layout layout;
   bool descending;
@@ -40,12 +45,15 @@ typedef struct {
   bool values_only;            /* pairs: hand out the values alone, in key order */
   bool verify;
   bool input_may_change;       /* the output overwrites the input as it is emitted (in place) */
+  gs_sort_then then;           /* not with keyed layouts, bit ranges, verify or argsort */
+  unsigned count_bytes;        /* GS_THEN_RLE: 4 or 8 */
+  uint64_t written;            /* set by file jobs: the records written (a step's count) */
   /* keyed layouts: the normalized forms of the whole input, computed ahead (or NULL) */
   const struct gs_normalized_forms *forms;
 } gs_sort_request;
 
 typedef struct {
-  double setup, read, upload, sort, gather, download, write, assemble, verify;
+  double setup, read, upload, sort, gather, then, download, write, assemble, verify;
   gs_radix_sort_times gpu; /* the last batch's */
 } gs_sort_times;
 
@@ -79,6 +87,9 @@ typedef struct {
   uint64_t capacity;
   gs_sort_pacing pacing;   /* segments and submissions of the sorter's runs */
   gs_buffer keys, alt, values, values_alt, state, gathered_in, gathered_out;
+  const gs_compact *then;  /* the step after the sort, or NULL */
+  gs_buffer then_state, counts; /* its state block; rle's counts */
+  gs_output_kind emit_kind; /* what the download assembles: the sort's kind, or rle's pairs */
   gs_stager staging; /* both ways: up, then down */
   pthread_t allocation_thread; /* the buffers only the sort uses, made during the first upload */
   bool allocating;
@@ -91,13 +102,20 @@ typedef struct {
   const unsigned char *records; /* source.data, or the engine's copy of it */
   unsigned char *records_copy;
   uint64_t n;
-  gs_range sorted_keys, sorted_values;
+  uint64_t emitted;        /* records the emit hands out: n, or what the step kept */
+  gs_range sorted_keys, sorted_values; /* (after a step: what it wrote) */
   gs_multiset_hash input_hash, output_hash;
   gs_order_check order;
   gs_argsort_check argsort;
   bool checking;           /* the last emit verified */
   gs_sort_times times;     /* summed over batches */
 } gs_sort_engine;
+
+/* Bytes of one output record of the request. */
+unsigned gs_sort_engine_output_bytes(const gs_sort_request *request);
+
+/* Usage errors for a step after the sort that does not go with the request. */
+int gs_sort_then_check(const gs_sort_request *request);
 
 /* The most records one in-core sort of this request takes on the context's device (the
  * budget aside). */

@@ -126,6 +126,8 @@ int gs_compact_record(const gs_compact *c, VkCommandBuffer cb, uint64_t n, const
   if (run->has_previous && reduces(&c->config))
     return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: reduce-by-key continues no earlier chunk");
   const bool selects = c->config.mode == GS_COMPACT_SELECT || c->config.mode == GS_COMPACT_PARTITION;
+  if (run->carry_words > 2 || (run->carry_words && reduces(&c->config)))
+    return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: a compaction carrying values it cannot");
   if (selects && (run->program_length == 0 || run->program_length > GS_PREDICATE_MAX_OPS))
     return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: a selection without a predicate");
   gs_cmd_barrier(cb); /* after earlier work on the same arrays and state */
@@ -147,7 +149,9 @@ int gs_compact_record(const gs_compact *c, VkCommandBuffer cb, uint64_t n, const
                             .n = (uint32_t)n,
                             .tiles = (uint32_t)tiles,
                             .flags = outputs | (run->has_previous ? GS_COMPACT_PREVIOUS : 0) |
-                                     (c->config.count_runs ? GS_COMPACT_COUNT_RUNS : 0),
+                                     (c->config.count_runs ? GS_COMPACT_COUNT_RUNS : 0) |
+                                     (run->carry_words ? GS_COMPACT_CARRY : 0) |
+                                     (run->carry_words == 2 ? GS_COMPACT_CARRY_WIDE : 0),
                             .program_length = selects ? run->program_length : 0,
                             .prev_lo = (uint32_t)run->previous_bits,
                             .prev_hi = (uint32_t)(run->previous_bits >> 32)};

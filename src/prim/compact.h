@@ -60,6 +60,8 @@ typedef struct {
   gs_range values_in;   /* reduce-by-key */
   gs_range keys_out;    /* size 0: not written */
   gs_range indices_out; /* u32; size 0: not written */
+  unsigned carry_words; /* 0: indices_out receives kept keys' positions; 1 or 2 (not reduce-by-key):
+                           the words of their values in values_in (a sort's values or indices) */
   gs_range values_out;  /* reduce-by-key */
   gs_range state;       /* gs_compact_state_bytes; cleared by the recording */
   gs_range program;     /* select, partition: the predicate's ops, on the device */
