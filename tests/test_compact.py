@@ -231,10 +231,13 @@ def first_difference(got, want, record_bytes):
     return sizes + "one is a prefix of the other"
 
 
-class Compact(unittest.TestCase):
+class FilesCase(unittest.TestCase):
+    """Tests in a scratch directory of their own, with a seeded generator."""
+    PREFIX, SEED = "gpusort-compact-", 23
+
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="gpusort-compact-")
-        self.rng = np.random.default_rng(23)
+        self.dir = tempfile.mkdtemp(prefix=self.PREFIX)
+        self.rng = np.random.default_rng(self.SEED)
 
     def tearDown(self):
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -246,6 +249,9 @@ class Compact(unittest.TestCase):
         with open(self.path(name), "wb") as f:
             f.write(data)
         return self.path(name)
+
+
+class Compact(FilesCase):
 
     def compact(self, command, args, inp, label, extra=()):
         """Runs a command with --json into out.bin: its output and the --json object."""

@@ -13,10 +13,8 @@ usage: test_sort_then.py GPUSORT [unittest options]   (Debian's python3, which s
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 import numpy as np
@@ -41,21 +39,8 @@ def sort_then(layout, step, descending=False, count_type="u32"):
     return records.unique() if step == "unique" else records.rle(count_type)
 
 
-class SortThen(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="gpusort-sort-then-")
-        self.rng = np.random.default_rng(29)
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
-
-    def write(self, name, data):
-        with open(self.path(name), "wb") as f:
-            f.write(data)
-        return self.path(name)
+class SortThen(tc.FilesCase):
+    PREFIX, SEED = "gpusort-sort-then-", 29
 
     def check(self, layout, step, extra=(), descending=False, count_type="u32", env=None):
         inp = self.write("in.bin", layout.data)
