@@ -43,7 +43,7 @@ fi
 
 if has anchors; then
   nvcc -O3 -arch=native -o /tmp/cub_bench "$anchors/cub_bench.cu" > "$results/nvcc.txt" 2>&1 &&
-    /tmp/cub_bench 16 20 24 26 28 > "$results/cub.txt" 2>&1
+    /tmp/cub_bench 16 18 20 22 24 26 28 > "$results/cub.txt" 2>&1
   log "CUB anchors (rc=$?):"
   grep -E "n=(16777216|67108864|268435456) " "$results/cub.txt" | tee -a "$results/summary.txt"
 fi
@@ -55,6 +55,16 @@ if has bench; then
     log "gpusort bench $spec (rc=$?):"
     grep -vE "^ +(vkCmdCopyBuffer|passes)" "$results/bench_$name.txt" | tail -n +3 | tee -a "$results/summary.txt"
   done
+  # throughput against n for the README's plot: bench --json from 2^16 to 2^28, CUB beside it
+  jsons=()
+  for spec in "--keys u32" "--keys f32" "--keys u32 --values u32" "--keys u64"; do
+    name=$(echo "$spec" | tr -d ' -')
+    "$build/gpusort" bench --json $spec --sizes 2^16,2^18,2^20,2^22,2^24,2^26,2^28 > "$results/plot_$name.json" 2> /dev/null
+    jsons+=("$results/plot_$name.json")
+  done
+  python3 "$(dirname "$0")/plot-bench.py" "$results/throughput.png" "${jsons[@]}" --cub "$results/cub.txt" \
+    --title "gpusort and CUB, $(cut -d, -f1 "$results/gpu.txt"), $(date +%Y-%m-%d)" > "$results/plot.txt" 2>&1
+  log "plot (rc=$?): $results/throughput.png"
   "$build/gpusort" bench --scan-algos --sizes 2^24,2^26,2^28 > "$results/bench_scan.txt" 2>&1
   log "gpusort bench --scan-algos (rc=$?):"
   tail -n +4 "$results/bench_scan.txt" | tee -a "$results/summary.txt"
