@@ -167,8 +167,8 @@ typedef struct gpusort_key_part {
  * sort's GPUSORT_DESCENDING reverses them all). A GPUSORT_BYTES key has key_bytes bytes (1 to
  * 128). Keys of the six GPU types (u32 ... f64) sort on the GPU as they are; every other
  * form (narrow, half, big-endian, byte strings, composite keys, and values of the other
- * types) sorts through its normalized form (gpusort(3), KEY FORMS): in core only, and
- * without bit ranges. */
+ * types) sorts through its normalized form (gpusort(3), KEY FORMS), without bit ranges;
+ * arrays and argsorts in core only, files of records also out of core. */
 typedef struct gpusort_layout {
   uint32_t struct_size;
   gpusort_type key;

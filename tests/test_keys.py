@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Keys of every form through the command line: narrow, half and big-endian types, byte
 strings (bytes:N), composite keys (--key OFFSET:TYPE[:desc]), in both directions, as keys,
-pairs, records and argsort, with check and --verify.
+pairs, records and argsort, with check and --verify, in core and out of core.
 
 The reference is numpy's stable lexsort over each record's normalized form, computed here
 column by column from numpy's own views of the fields (an order-preserving byte string: a
@@ -10,6 +10,7 @@ integer types it is also checked against numpy's stable sort of the values thems
 
 usage: test_keys.py GPUSORT [unittest options]
 """
+import json
 import os
 import subprocess
 import sys
@@ -279,15 +280,62 @@ class KeyForms(unittest.TestCase):
         p = self.gpusort("--keys", "bytes:3", self.path("odd.bin"), out, want=2)
         self.assertIn("not a multiple of 3", p.stderr)
 
-    def test_beyond_the_budget_is_refused_whole(self):
-        """Keys of these forms sort in core only: an input beyond the budget is an error that
-        leaves nothing behind."""
-        data = values_of("u16", 1 << 20, "random", self.rng).tobytes()
-        p = self.gpusort("--keys", "u16", "--mem-limit", "4M", "-f", self.path("in.bin"), self.path("out.bin"),
-                         data=data, want=1)
-        self.assertIn("sorted in core only", p.stderr)
-        self.assertEqual(sorted(os.listdir(self.dir)), ["in.bin"])
+    def sort_out_of_core(self, args, data, extra=()):
+        """A sort within --mem-limit 2M: out of core (its records counted by bucket; checked)."""
+        p = self.gpusort("--json", "-f", "--mem-limit", "2M", "--temp-dir", self.dir, *args, *extra,
+                         self.path("in.bin"), self.path("out.bin"), data=data)
+        self.assertIn("buckets", json.loads(p.stdout)["stages"], f"{args}: not out of core: {p.stdout}")
+        with open(self.path("out.bin"), "rb") as f:
+            return f.read()
 
+    def test_beyond_the_budget(self):
+        """Files beyond the budget sort out of core, bucketed by the top bits of the normalized
+        form: gensort records (stable, both directions), narrow and half types, composite keys
+        with mixed directions, keys equal in their first bytes, a stream; argsort of such keys
+        stays in core (refused beyond it, leaving nothing behind)."""
+        n = 100000
+        records = self.rng.integers(0, 256, (n, 100), dtype=np.uint8)
+        records[:, :10] = records[self.rng.integers(0, 3000, n), :10]  # ties, so stability shows
+        data = records.tobytes()
+        for desc in (False, True):
+            with self.subTest(descending=desc):
+                args = ["--keys", "bytes:10", "--record-size", "100"] + (["--descending"] if desc else [])
+                self.assertEqual(self.sort_out_of_core(args, data, ["--verify"]),
+                                 reference_sort(data, 100, [(0, "bytes:10", False)], desc))
+        for name, dist in (("u16", "random"), ("f16", "special"), ("i8", "few"), ("u32be", "random")):
+            values = values_of(name, 1 << 20 if name != "u32be" else 1 << 19, dist, self.rng)
+            with self.subTest(name=name):
+                self.assertEqual(self.sort_out_of_core(["--keys", name], values.tobytes(), ["--descending"]),
+                                 reference_sort(values.tobytes(), values.shape[1], [(0, name, False)], True))
+        m = 150000
+        records = self.rng.integers(0, 256, (m, 24), dtype=np.uint8)
+        for offset, width in ((0, 1), (4, 4), (8, 3), (12, 2)):
+            records[:, offset:offset + width] = records[self.rng.integers(0, 3, m), offset:offset + width]
+        data = records.tobytes()
+        parts = [(0, "u8", False), (4, "f32be", True), (8, "bytes:3", False), (12, "i16", True), (16, "u64", False)]
+        spec = []
+        for offset, name, desc in parts:
+            spec += ["--key", f"{offset}:{name}" + (":desc" if desc else "")]
+        self.assertEqual(self.sort_out_of_core(["--record-size", "24", *spec], data, ["--verify"]),
+                         reference_sort(data, 24, parts))
+        # the first 14 bytes of a 16-byte key equal throughout: the buckets go below them
+        records = np.repeat(self.rng.integers(0, 256, (1, 20), dtype=np.uint8), n, axis=0)
+        records[:, 14:] = self.rng.integers(0, 256, (n, 6), dtype=np.uint8)
+        data = records.tobytes()
+        self.assertEqual(self.sort_out_of_core(["--keys", "bytes:16", "--record-size", "20"], data),
+                         reference_sort(data, 20, [(0, "bytes:16", False)]))
+        # a stream, spilled to a scratch file, to stdout
+        data = values_of("u16", 1 << 20, "random", self.rng).tobytes()
+        p = subprocess.run([GPUSORT, "-q", "--mem-limit", "2M", "--temp-dir", self.dir, "--keys", "u16"], input=data,
+                           capture_output=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, reference_sort(data, 2, [(0, "u16", False)]))
+        for name in os.listdir(self.dir):
+            os.remove(os.path.join(self.dir, name))
+        p = self.gpusort("--keys", "u16", "--argsort", "--mem-limit", "4M", "-f", self.path("in.bin"),
+                         self.path("out.bin"), data=data, want=1)
+        self.assertIn("argsort runs in core only", p.stderr)
+        self.assertEqual(sorted(os.listdir(self.dir)), ["in.bin"])
 
 if __name__ == "__main__":
     GPUSORT = os.path.abspath(sys.argv[1])

@@ -376,22 +376,24 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
                    "budget",
                    in.name, (unsigned long long)n, r->then == GS_THEN_RLE ? "rle" : "unique",
                    (unsigned long long)capacity);
-    } else if (n > capacity && r->layout.keyed) {
+    } else if (n > capacity && r->layout.keyed && r->argsort) {
       rc = gs_fail(GPUSORT_ERROR_TOO_LARGE,
-                   "%s: %llu records with %s keys; keys of this form are sorted in core only, and %llu records fit "
-                   "the memory budget",
+                   "%s: %llu records with %s keys; their argsort runs in core only, and %llu records fit the memory "
+                   "budget",
                    in.name, (unsigned long long)n, r->layout.key_name, (unsigned long long)capacity);
     } else if (n <= capacity) {
       r->forms = forms.columns ? &forms : NULL;
       rc = sort_in_core(c, &in, n, r, &out, &emitter, &engine, r->then ? &late : NULL, report);
       r->forms = NULL;
       /* the device holds less than it said: out of core after all, in half the memory that failed */
-      if (rc == GPUSORT_ERROR_OUT_OF_MEMORY && out.written == 0 && !r->layout.keyed && !r->then) {
+      if (rc == GPUSORT_ERROR_OUT_OF_MEMORY && out.written == 0 && !(r->layout.keyed && r->argsort) && !r->then) {
         const uint64_t failed = gs_sort_engine_bytes(c, r, n), budget = failed < c->budget ? failed : c->budget;
         gs_sort_engine_free(&engine);
+        gs_normalized_forms_free(&forms);
         rc = sort_out_of_core(c, &in, n, r, output, &out, &emitter, report, budget / 2);
       }
     } else {
+      gs_normalized_forms_free(&forms); /* (keyed: bins normalize their own records) */
       rc = sort_out_of_core(c, &in, n, r, output, &out, &emitter, report, c->budget);
     }
     gs_progress_end(c);

@@ -94,8 +94,8 @@ static int use_engine(ooc *o, engine_role role, bool from_input, unsigned begin,
   q->layout = from_input ? o->input.layout : o->work.layout;
   q->descending = o->r->descending;
   q->algo = o->r->algo;
-  q->begin_bit = begin;
-  q->end_bit = end;
+  q->begin_bit = q->layout.keyed ? 0 : begin; /* keyed layouts sort whole keys (a bin's bits above */
+  q->end_bit = q->layout.keyed ? 0 : end;     /* `end` are equal throughout it anyway) */
   q->input_may_change = in_place;
   if (role == ENGINE_PARTITION && from_input && o->argsort) {
     q->argsort = true; /* the chunk's indices, grouped by bucket */
@@ -191,12 +191,49 @@ static int emit_unchanged(ooc *o, region src, bool from_input) {
   return rc;
 }
 
+/* ---- Buckets ---- */
+
+/* Which bucket a record falls in: bits [end - bits, end) of its ordered key, or for keyed
+ * layouts of its normalized form (bit spec.bytes * 8 - 1 is the top bit of its first byte:
+ * the form compares as a big-endian number). Buckets come in output order either way. */
+typedef struct {
+  gs_order_check numeric;  /* the six GPU types */
+  const gs_key_spec *spec; /* keyed layouts; NULL otherwise */
+  bool descending;
+  unsigned first_byte, last_byte, shift; /* keyed: the bytes holding the bits, and where they end */
+  uint32_t mask;
+} bucket_window;
+
+static void window_init(bucket_window *w, const ooc *o, const format *f, unsigned end, unsigned bits) {
+  memset(w, 0, sizeof *w);
+  w->descending = o->r->descending;
+  if (!f->layout.keyed) {
+    gs_order_check_init(&w->numeric, f->layout.key, w->descending, f->bytes, f->key_offset, end - bits, end);
+    return;
+  }
+  w->spec = &f->layout.spec;
+  const unsigned from = o->top - end, to = from + bits; /* bit positions from the first byte's top bit */
+  w->first_byte = from / 8;
+  w->last_byte = (to - 1) / 8; /* at most 3 bytes: bits <= 16 */
+  w->shift = (w->last_byte + 1) * 8 - to;
+  w->mask = bits >= 32 ? UINT32_MAX : ((uint32_t)1 << bits) - 1;
+}
+
+static uint64_t window_bucket(const bucket_window *w, const unsigned char *record) {
+  if (!w->spec) return gs_order_check_sort_key(&w->numeric, record + w->numeric.key_offset);
+  unsigned char form[GS_KEY_SPEC_MAX_BYTES];
+  gs_key_spec_normalize(w->spec, w->descending, record, form);
+  uint32_t v = 0;
+  for (unsigned b = w->first_byte; b <= w->last_byte; b++) v = v << 8 | form[b];
+  return (v >> w->shift) & w->mask;
+}
+
 /* ---- Histogram ---- */
 
 typedef struct {
   region src;
   unsigned stride;
-  gs_order_check window; /* the bucket bits as a sort key */
+  bucket_window window;
   uint64_t *counts;      /* per worker, `buckets` each */
   unsigned buckets;
   bool hash;
@@ -206,8 +243,7 @@ typedef struct {
 
 static void count_records(histogram_job *j, const unsigned char *records, size_t count, unsigned worker) {
   uint64_t *counts = j->counts + (size_t)worker * j->buckets;
-  const unsigned char *key = records + j->window.key_offset;
-  for (size_t i = 0; i < count; i++) counts[gs_order_check_sort_key(&j->window, key + i * j->stride)]++;
+  for (size_t i = 0; i < count; i++) counts[window_bucket(&j->window, records + i * j->stride)]++;
   if (j->hash) gs_multiset_hash_add(&j->hashes[worker], records, count * j->stride, j->stride);
 }
 
@@ -259,7 +295,7 @@ static int histogram(ooc *o, region src, const format *f, unsigned end, unsigned
   }
   j->src = src;
   j->stride = f->bytes;
-  gs_order_check_init(&j->window, f->layout.key, o->r->descending, f->bytes, f->key_offset, end - bits, end);
+  window_init(&j->window, o, f, end, bits);
   j->counts = per_worker;
   j->buckets = buckets;
   j->hash = hash_input;
@@ -296,7 +332,7 @@ typedef struct {
   ooc *o;
   unsigned char *target; /* work records */
   uint64_t *fill;        /* next free record of each bucket */
-  gs_order_check window;
+  bucket_window window;
   unsigned W;
   /* argsort from the input: the batch's records, to make (key, index) work records */
   bool indices;
@@ -306,11 +342,10 @@ typedef struct {
 } scatter;
 
 static uint64_t bucket_at(const scatter *s, const unsigned char *data, size_t i) {
-  if (!s->indices) return gs_order_check_sort_key(&s->window, data + i * s->W + s->window.key_offset);
+  if (!s->indices) return window_bucket(&s->window, data + i * s->W);
   uint32_t index;
   memcpy(&index, data + i * 4, 4);
-  const format *in = &s->o->input;
-  return gs_order_check_sort_key(&s->window, s->batch + (size_t)index * in->bytes + in->key_offset);
+  return window_bucket(&s->window, s->batch + (size_t)index * s->o->input.bytes);
 }
 
 static void copy_runs(void *arg, size_t begin, size_t end, unsigned worker) {
@@ -369,11 +404,72 @@ static int scatter_piece(void *ctx, const void *data, size_t bytes) {
   return GPUSORT_OK;
 }
 
+/* Keyed layouts, whose keys the GPU sorts only whole: host threads move the records, each
+ * thread a run of them (counted first, so that each bucket keeps the input order). */
+typedef struct {
+  region src;
+  unsigned stride;
+  bucket_window window;
+  unsigned buckets;
+  uint64_t runs, per_run;
+  uint64_t *place; /* runs x buckets: counts, then where each run's next record of a bucket goes */
+  unsigned char *target;
+} host_partition;
+
+static void host_count(void *arg, size_t begin, size_t end, unsigned worker) {
+  (void)worker;
+  host_partition *h = arg;
+  for (size_t r = begin; r < end; r++) {
+    uint64_t *counts = h->place + r * h->buckets;
+    const uint64_t last = (r + 1) * h->per_run < h->src.count ? (r + 1) * h->per_run : h->src.count;
+    for (uint64_t i = r * h->per_run; i < last; i++) counts[window_bucket(&h->window, h->src.data + i * h->stride)]++;
+  }
+}
+
+static void host_move(void *arg, size_t begin, size_t end, unsigned worker) {
+  (void)worker;
+  host_partition *h = arg;
+  for (size_t r = begin; r < end; r++) {
+    uint64_t *place = h->place + r * h->buckets;
+    const uint64_t last = (r + 1) * h->per_run < h->src.count ? (r + 1) * h->per_run : h->src.count;
+    for (uint64_t i = r * h->per_run; i < last; i++) {
+      const unsigned char *record = h->src.data + i * h->stride;
+      memcpy(h->target + place[window_bucket(&h->window, record)]++ * h->stride, record, h->stride);
+    }
+  }
+}
+
+static int partition_on_host(ooc *o, region src, unsigned end, unsigned bits, unsigned char *target) {
+  host_partition h = {.src = src, .stride = o->work.bytes, .buckets = 1u << bits, .target = target};
+  window_init(&h.window, o, &o->work, end, bits);
+  h.runs = gs_parallel_threads() * 4u;
+  h.per_run = src.count / h.runs + 1;
+  if (!(h.place = calloc(h.runs * h.buckets, sizeof *h.place)))
+    return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
+  gs_parallel_for(h.runs, 1, host_count, &h);
+  uint64_t at = 0; /* the counts to places: bucket by bucket, run by run */
+  for (unsigned b = 0; b < h.buckets; b++)
+    for (uint64_t r = 0; r < h.runs; r++) {
+      const uint64_t count = h.place[r * h.buckets + b];
+      h.place[r * h.buckets + b] = at;
+      at += count;
+    }
+  gs_parallel_for(h.runs, 1, host_move, &h);
+  free(h.place);
+  gs_progress_add(o->job->ctx, src.count * h.stride);
+  return GPUSORT_OK;
+}
+
 /* Moves the region's records (as work records) into `target`, grouped by bucket of bits
  * [end - bits, end) in bucket order, keeping their order within a bucket. */
 static int partition(ooc *o, region src, bool from_input, unsigned end, unsigned bits, const uint64_t *counts,
                      unsigned char *target) {
   const double start = gs_now();
+  if (o->input.layout.keyed) { /* (no argsort: work records are the input's) */
+    const int rc = partition_on_host(o, src, end, bits, target);
+    o->partition_seconds += gs_now() - start;
+    return rc;
+  }
   const unsigned buckets = 1u << bits;
   const format *f = from_input ? &o->input : &o->work;
   scatter s = {.o = o, .target = target, .W = o->work.bytes, .indices = from_input && o->argsort};
@@ -382,7 +478,7 @@ static int partition(ooc *o, region src, bool from_input, unsigned end, unsigned
   int rc = s.fill && s.runs ? GPUSORT_OK : gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
   uint64_t at = 0;
   for (unsigned b = 0; b < buckets && !rc; b++) s.fill[b] = at, at += counts[b];
-  gs_order_check_init(&s.window, f->layout.key, o->r->descending, f->bytes, f->key_offset, end - bits, end);
+  window_init(&s.window, o, f, end, bits);
   if (!rc) rc = use_engine(o, ENGINE_PARTITION, from_input, end - bits, end, false);
   for (uint64_t first = 0; first < src.count && !rc; first += o->capacity) {
     const uint64_t count = src.count - first < o->capacity ? src.count - first : o->capacity;
@@ -501,7 +597,8 @@ static void describe(ooc *o, const gs_sort_request *r) {
     o->work.bytes = kb + o->index_bytes;
     o->work.key_offset = 0;
   }
-  const unsigned key_bits = gs_key_info_of(r->layout.key)->bytes * 8;
+  /* keyed layouts: the bits of the normalized form */
+  const unsigned key_bits = r->layout.keyed ? r->layout.spec.bytes * 8 : gs_key_info_of(r->layout.key)->bytes * 8;
   o->lo = r->begin_bit;
   o->top = r->begin_bit == 0 && r->end_bit == 0 ? key_bits : r->end_bit;
 }
@@ -515,7 +612,9 @@ uint64_t gs_out_of_core_capacity(gs_context *ctx, const gs_sort_request *r, uint
   bin.layout = o.work.layout;
   bin.argsort = false;
   bin.values_only = o.argsort;
-  const uint64_t a = gs_sort_engine_capacity(ctx, &partition, budget), b = gs_sort_engine_capacity(ctx, &bin, budget);
+  const uint64_t b = gs_sort_engine_capacity(ctx, &bin, budget);
+  if (r->layout.keyed) return b; /* (partitioned on the host) */
+  const uint64_t a = gs_sort_engine_capacity(ctx, &partition, budget);
   return a < b ? a : b;
 }
 
