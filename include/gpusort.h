@@ -548,8 +548,10 @@ typedef struct gpusort_generate_options {
 
 #define GPUSORT_GENERATE_OPTIONS_INIT(count) {sizeof(gpusort_generate_options), 0, (count), NULL, 0}
 
-/* Records [first, first + count_here) of the data set into `records`. Pair values are the
- * record's index; record bytes around the key are random. Host only. */
+/* Records [first, first + count_here) of the data set into `records`. Keys of every form
+ * (since 0.6; other than the six GPU types drawn over their normalized form, so "sorted" is
+ * in the key's own order); pair values are the record's index, as the value's type; record
+ * bytes around the key are random. Host only. */
 GPUSORT_API int gpusort_generate(const gpusort_layout *layout, const gpusort_generate_options *options,
                                  uint64_t first, uint64_t count_here, void *records);
 

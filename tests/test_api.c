@@ -746,7 +746,11 @@ static void key_forms(gpusort_context *ctx) {
                 GPUSORT_ERROR_USAGE, "a file that is not .npy, with a layout from its header");
   const gpusort_layout narrow = GPUSORT_LAYOUT_KEYS(GPUSORT_U16);
   gpusort_generate_options g = GPUSORT_GENERATE_OPTIONS_INIT(4);
-  expect_status(gpusort_generate(&narrow, &g, 0, 4, sorted), GPUSORT_ERROR_USAGE, "test data of u16 keys");
+  g.distribution = "sorted";
+  uint16_t narrow_keys[4] = {0};
+  expect_status(gpusort_generate(&narrow, &g, 0, 4, narrow_keys), GPUSORT_OK, "test data of u16 keys");
+  expect(narrow_keys[0] == 0 && narrow_keys[1] == 16384 && narrow_keys[2] == 32768 && narrow_keys[3] == 49152,
+         "sorted u16 test data spreads over the whole range");
 }
 
 /* ---- The look-back family ---- */

@@ -272,13 +272,68 @@ class KeyForms(unittest.TestCase):
         self.assertFalse(os.path.exists(out))
         p = self.gpusort("scan", "--keys", "u16", inp, out, want=2)
         self.assertIn("unknown type 'u16'", p.stderr)
-        p = self.gpusort("gen", "--keys", "u16", "-n", "10", out, want=2)
-        self.assertIn("test data has keys and values of the types", p.stderr)
         # a file that is not a whole number of records
         with open(self.path("odd.bin"), "wb") as f:
             f.write(bytes(7))
         p = self.gpusort("--keys", "bytes:3", self.path("odd.bin"), out, want=2)
         self.assertIn("not a multiple of 3", p.stderr)
+
+    def gen(self, args, n, dist="uniform"):
+        self.gpusort("gen", "-q", "-f", "-n", str(n), "--dist", dist, *args, self.path("gen.bin"))
+        with open(self.path("gen.bin"), "rb") as f:
+            return f.read()
+
+    def test_gen_every_form(self):
+        """gen writes keys of every form: sorted and reversed are in the key's own order (check
+        and numpy agree), the other distributions hold what they promise, pair values are the
+        index in the value's type, and the same options give the same bytes."""
+        forms = [(["--keys", name], [(0, name, False)], np.dtype(TYPES[name][0]).itemsize)
+                 for name in ("u8", "i8", "u16", "i16", "f16", "bf16", "u16be", "i32be", "f32be", "f64be")]
+        forms += [(["--keys", "bytes:10", "--record-size", "100"], [(0, "bytes:10", False)], 100),
+                  (["--keys", "bytes:20", "--record-size", "32", "--key-offset", "5"], [(5, "bytes:20", False)], 32)]
+        parts = [(0, "u8", False), (4, "f32be", True), (8, "bytes:3", False), (12, "i16", True), (16, "u64", False)]
+        spec = ["--record-size", "24"]
+        for offset, name, desc in parts:
+            spec += ["--key", f"{offset}:{name}" + (":desc" if desc else "")]
+        forms.append((spec, parts, 24))
+        n = 5000
+        for args, key, width in forms:
+            with self.subTest(form=" ".join(args)):
+                for dist in ("sorted", "reversed"):
+                    data = self.gen(args, n, dist)
+                    self.assertEqual(len(data), n * width)
+                    order = reference_order(data, width, key, dist == "reversed")
+                    np.testing.assert_array_equal(order, np.arange(n), f"{dist}: not in order")
+                    self.gpusort("check", "-q", *args, *(["--descending"] if dist == "reversed" else []),
+                                 self.path("gen.bin"))
+                data = self.gen(args, n)
+                self.assertEqual(data, self.gen(args, n), "the same options, other bytes")
+                self.assertNotEqual(data, self.gen(args + ["--seed", "2"], n), "another seed, the same bytes")
+                records = np.frombuffer(data, dtype=np.uint8).reshape(n, width)
+                forms_of = np.concatenate([field_columns(records, o, t, d) for o, t, d in key], axis=1)
+                self.assertGreater(len(np.unique(forms_of, axis=0)), min(n // 2, 200),
+                                   "uniform keys mostly distinct (a byte's 256 values all but)")
+                for dist, distinct in (("equal", 1), ("few:3", 3)):
+                    records = np.frombuffer(self.gen(args, n, dist), dtype=np.uint8).reshape(n, width)
+                    forms_of = np.concatenate([field_columns(records, o, t, d) for o, t, d in key], axis=1)
+                    got = len(np.unique(forms_of, axis=0))  # (values drawn for a byte may coincide)
+                    self.assertTrue(got == distinct or (width == 1 and 0 < got < distinct), f"{dist}: {got} values")
+                for dist in ("lowbits:3", "highbits:3"):
+                    records = np.frombuffer(self.gen(args, n, dist), dtype=np.uint8).reshape(n, width)
+                    bits = np.unpackbits(np.concatenate([field_columns(records, o, t, d) for o, t, d in key], axis=1),
+                                         axis=1)
+                    varying = np.flatnonzero(bits.min(axis=0) != bits.max(axis=0))
+                    want = range(bits.shape[1] - 3, bits.shape[1]) if dist == "lowbits:3" else range(3)
+                    self.assertTrue(set(varying) <= set(want) and len(varying) > 0, f"{dist}: bits {varying} vary")
+        # the half types' specials, and their index values
+        for name, want in (("f16", [0x7C00, 0xFC00, 0x8000, 0x0000, 0x0001]), ("bf16", [0x7F80, 0xFF80, 0x8000, 0x0001])):
+            bits = set(np.frombuffer(self.gen(["--keys", name], 2000, "special"), dtype="<u2").tolist())
+            self.assertTrue(set(want) <= bits, f"{name}: specials missing from {sorted(bits)[:10]}")
+            self.assertTrue(any((b & 0x7FFF) > (0x7C00 if name == "f16" else 0x7F80) for b in bits), f"{name}: no NaN")
+        pairs = np.frombuffer(self.gen(["--keys", "u8", "--values", "f16"], 3000), dtype=[("k", "u1"), ("v", "<f2")])
+        np.testing.assert_array_equal(pairs["v"], np.arange(3000).astype(np.float16))
+        pairs = np.frombuffer(self.gen(["--keys", "bf16", "--values", "i16be"], 70000), dtype=[("k", "<u2"), ("v", ">i2")])
+        np.testing.assert_array_equal(pairs["v"], np.arange(70000).astype(np.int16))
 
     def sort_out_of_core(self, args, data, extra=()):
         """A sort within --mem-limit 2M: out of core (its records counted by bucket; checked)."""

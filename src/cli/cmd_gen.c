@@ -47,7 +47,7 @@ int cli_gen(int argc, char **argv) {
   if (argc - optind > 1) return cli_fail(GPUSORT_ERROR_USAGE, "gen takes one OUTPUT (see 'gpusort gen --help')");
   gpusort_layout layout;
   if (layout_options.key == GPUSORT_TYPE_NONE && !layout_options.part_count)
-    return cli_fail(GPUSORT_ERROR_USAGE, "missing --keys TYPE: say what to write (u32, i32, f32, u64, i64, f64)");
+    return cli_fail(GPUSORT_ERROR_USAGE, "missing --keys TYPE (or --key parts): say what to write");
   if ((rc = cli_layout_resolve(&layout_options, &layout))) return rc;
   if (!have_n) return cli_fail(GPUSORT_ERROR_USAGE, "missing -n N, the number of records");
   const char *path = argc - optind == 1 ? argv[optind] : "-"; /* left out: stdout */

@@ -194,8 +194,11 @@ static const char help_expressions[] =
 static const char help_gen[] =
     "\n"
     "gen: write deterministic test data (the same options give the same bytes). Takes the\n"
-    "layout options: pair values are the record's index; record bytes around the key are\n"
-    "random.\n"
+    "layout options (keys of every form, composite keys too): pair values are the record's\n"
+    "index (as the value's type); record bytes around the key are random. Keys other than\n"
+    "the six GPU types are drawn over their normalized form: sorted is ascending in the\n"
+    "key's own order (each part's direction included), lowbits and highbits vary the form's\n"
+    "lowest and highest bits.\n"
     "  -n N               number of records: decimal, or 2^K\n"
     "  --dist D           uniform (default), sorted, reversed, equal, few[:K] (K distinct\n"
     "                     values, default 16), entropy[:K] (AND of K uniform words,\n"

@@ -191,3 +191,158 @@ void gs_generate_index_values(gs_key_type type, uint64_t first, uint64_t count, 
     gs_key_store_bits(info->bytes, p + i * stride, bits);
   }
 }
+
+/* ---- Keys of any form ---- */
+
+/* Raw bits of the half types' edge values, as f32_specials. */
+static const uint16_t f16_specials[] = {0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7c01, 0xfc01, 0x7fff, 0xffff,
+                                        0x0001, 0x8001, 0x03ff, 0x83ff, 0x0400, 0x8400, 0x7bff, 0xfbff, 0x3c00, 0xbc00};
+static const uint16_t bf16_specials[] = {0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0xffc0, 0x7f81, 0xff81, 0x7fff, 0xffff,
+                                         0x0001, 0x8001, 0x007f, 0x807f, 0x0080, 0x8080, 0x7f7f, 0xff7f, 0x3f80, 0xbf80};
+
+/* Raw bits of a numeric part under the special distribution: every other key an edge value,
+ * the rest ordinary (floats of moderate size, any integer). */
+static uint64_t special_part(const gs_key_part *part, uint64_t r) {
+  const unsigned w = part->bytes;
+  if (part->kind == GS_PART_FLOAT && w == 2) {
+    const bool bf16 = part->type == GPUSORT_BF16;
+    if (r & 1) return bf16 ? bf16_specials[(r >> 1) % 20] : f16_specials[(r >> 1) % 20];
+    const uint64_t sign = (r >> 40) & 1, exponent = (bf16 ? 119 : 7) + (r >> 1) % 17;
+    return sign << 15 | exponent << (bf16 ? 7 : 10) | ((r >> 8) & (bf16 ? 0x7f : 0x3ff));
+  }
+  if (part->kind == GS_PART_FLOAT) {
+    const gs_key_info info = {NULL, w, GS_KEY_KIND_FLOAT};
+    return gs_bits_from_ordered(GS_KEY_KIND_FLOAT, w, special_key(&info, r));
+  }
+  const uint64_t all = w == 8 ? UINT64_MAX : ((uint64_t)1 << (8 * w)) - 1, sign = (uint64_t)1 << (8 * w - 1);
+  const uint64_t edges[] = {0, 1, all, all - 1, sign, sign - 1, sign + 1, 2};
+  return gs_bits_from_ordered((gs_key_kind)part->kind, w, (r & 1) ? edges[(r >> 1) % 8] : (r >> 1) & all);
+}
+
+static void store_field(const gs_field_type *t, unsigned char *field, uint64_t bits) {
+  for (unsigned b = 0; b < t->bytes; b++) field[t->big_endian ? t->bytes - 1 - b : b] = (unsigned char)(bits >> (8 * b));
+}
+
+static void store_part(const gs_key_part *part, unsigned char *field, uint64_t bits) {
+  const gs_field_type t = {NULL, part->bytes, part->kind, part->big_endian};
+  store_field(&t, field, bits);
+}
+
+/* The normalized form of key i: spec->bytes bytes, drawn as a big-endian number. */
+static void keyed_form(const gs_key_spec *spec, gs_dist dist, uint64_t seed, uint64_t n, uint64_t i,
+                       unsigned char *form) {
+  const unsigned bytes = spec->bytes, bits = bytes * 8;
+  memset(form, 0, bytes);
+  uint64_t word;
+  for (unsigned at = 0; at < bytes; at += 8) { /* words of 8 bytes from the front */
+    const uint64_t stream = 16 + at / 8;
+    switch (dist.kind) {
+    case GS_DIST_EQUAL: word = random_word(seed, stream, 0); break;
+    case GS_DIST_FEW: word = random_word(seed + 1, stream, random_word(seed, 0, i) % dist.param); break;
+    case GS_DIST_ENTROPY:
+      word = UINT64_MAX;
+      for (unsigned k = 0; k < dist.param; k++) word &= random_word(seed + k, stream, i);
+      break;
+    default: word = random_word(seed, stream, i); break; /* uniform, and the bits kept below */
+    }
+    for (unsigned b = 0; b < 8 && at + b < bytes; b++) form[at + b] = (unsigned char)(word >> (56 - 8 * b));
+  }
+  if (dist.kind == GS_DIST_SORTED || dist.kind == GS_DIST_REVERSED) { /* the top 64 bits (or all) */
+    const unsigned top = bits < 64 ? bits : 64;
+    const uint64_t pos = dist.kind == GS_DIST_SORTED ? i : n - 1 - i;
+    __extension__ const uint64_t scaled = (uint64_t)(((unsigned __int128)pos << top) / n);
+    memset(form, 0, bytes);
+    for (unsigned b = 0; b < top / 8; b++) form[b] = (unsigned char)(scaled >> (top - 8 - 8 * b));
+  } else if (dist.kind == GS_DIST_LOWBITS || dist.kind == GS_DIST_HIGHBITS) {
+    const unsigned keep = dist.param < bits ? dist.param : bits; /* bits that vary */
+    for (unsigned b = 0; b < bits; b++) { /* b from the form's top bit */
+      const bool varies = dist.kind == GS_DIST_HIGHBITS ? b < keep : b >= bits - keep;
+      if (!varies) form[b / 8] &= (unsigned char)~(0x80u >> (b % 8));
+    }
+  }
+}
+
+typedef struct {
+  const gs_key_spec *spec;
+  gs_dist dist;
+  uint64_t seed, n, first;
+  unsigned char *out;
+  size_t stride;
+} keyed_job;
+
+static void keyed_range(void *arg, size_t begin, size_t end, unsigned worker) {
+  (void)worker;
+  const keyed_job *job = arg;
+  const gs_key_spec *spec = job->spec;
+  unsigned char form[GS_KEY_SPEC_MAX_BYTES];
+  for (size_t i = begin; i < end; i++) {
+    const uint64_t index = job->first + i;
+    unsigned char *record = job->out + i * job->stride;
+    if (job->dist.kind != GS_DIST_SPECIAL) keyed_form(spec, job->dist, job->seed, job->n, index, form);
+    unsigned at = 0; /* of the part in the form */
+    for (unsigned p = 0; p < spec->count; p++) {
+      const gs_key_part *part = &spec->parts[p];
+      unsigned char *field = record + part->offset;
+      const uint64_t r = random_word(job->seed, 48 + p, index);
+      if (job->dist.kind == GS_DIST_SPECIAL && part->kind == GS_PART_BYTES) {
+        for (unsigned b = 0; b < part->bytes; b++)
+          field[b] = (r & 1) ? ((r >> 1) & 1 ? 0xFF : 0x00) : (unsigned char)random_word(job->seed, 64 + b, index);
+      } else if (job->dist.kind == GS_DIST_SPECIAL) {
+        store_part(part, field, special_part(part, r));
+      } else if (part->kind == GS_PART_BYTES) { /* (a descending part's form is complemented) */
+        for (unsigned b = 0; b < part->bytes; b++) field[b] = part->descending ? (unsigned char)~form[at + b] : form[at + b];
+      } else {
+        uint64_t ordered = 0;
+        for (unsigned b = 0; b < part->bytes; b++) ordered = ordered << 8 | form[at + b];
+        if (part->descending) ordered = ~ordered & (part->bytes == 8 ? UINT64_MAX : ((uint64_t)1 << (8 * part->bytes)) - 1);
+        store_part(part, field, gs_bits_from_ordered((gs_key_kind)part->kind, part->bytes, ordered));
+      }
+      at += part->bytes;
+    }
+  }
+}
+
+void gs_generate_keyed(const gs_key_spec *spec, gs_dist dist, uint64_t seed, uint64_t n, uint64_t first, uint64_t count,
+                       void *out, size_t stride) {
+  keyed_job job = {spec, dist, seed, n, first, out, stride};
+  gs_parallel_for((size_t)count, 1 << 14, keyed_range, &job);
+}
+
+/* f32 bits to a half type, rounded to nearest even (integers, the values written here, are
+ * never below the smallest normal but 0). */
+static uint16_t half_of(float f, bool bf16) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if (bf16) {
+    const uint32_t rest = x & 0xFFFF, h = x >> 16;
+    return (uint16_t)(h + (rest > 0x8000 || (rest == 0x8000 && (h & 1))));
+  }
+  const uint32_t sign = (x >> 16) & 0x8000, mantissa = x & 0x7FFFFF;
+  const int exponent = (int)((x >> 23) & 0xFF) - 127 + 15;
+  if (exponent <= 0) return (uint16_t)sign;
+  if (exponent >= 31) return (uint16_t)(sign | 0x7C00);
+  uint32_t h = sign | (uint32_t)exponent << 10 | mantissa >> 13;
+  const uint32_t rest = mantissa & 0x1FFF;
+  h += rest > 0x1000 || (rest == 0x1000 && (h & 1)); /* (a carry into the exponent is right, up to inf) */
+  return (uint16_t)h;
+}
+
+void gs_generate_index_field(const gs_field_type *type, uint64_t first, uint64_t count, void *out, size_t stride) {
+  unsigned char *p = out;
+  for (uint64_t i = 0; i < count; i++) {
+    const uint64_t index = first + i;
+    uint64_t bits = index;
+    if (type->kind == GS_PART_FLOAT && type->bytes == 8) {
+      const double d = (double)index;
+      memcpy(&bits, &d, 8);
+    } else if (type->kind == GS_PART_FLOAT && type->bytes == 4) {
+      const float f = (float)index;
+      uint32_t b;
+      memcpy(&b, &f, 4);
+      bits = b;
+    } else if (type->kind == GS_PART_FLOAT) {
+      bits = half_of((float)index, strcmp(type->name, "bf16") == 0);
+    }
+    store_field(type, p + i * stride, bits);
+  }
+}

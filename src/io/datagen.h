@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "prim/key_spec.h"
 #include "prim/keys.h"
 
 typedef enum {
@@ -40,6 +41,20 @@ const char *gs_dist_names(void);
  * pieces and keys can be placed inside records. */
 void gs_generate(gs_key_type type, gs_dist dist, uint64_t seed, uint64_t n, uint64_t first, uint64_t count,
                  void *out, size_t stride);
+
+/* Keys of any form (a key spec: narrow, half and big-endian types, byte strings, composite
+ * keys): keys [first, first + count) of an n-key set written into records of `stride` bytes.
+ * The distribution is drawn over the key's normalized form, a big-endian number of
+ * spec->bytes bytes (sorted: ascending in the key's order, each part's direction included;
+ * lowbits and highbits: the form's lowest or highest bits), and each part's field is then
+ * the one whose normalized form that is; special puts each part's edge values into every
+ * other key (bytes: all zeros, all ones). */
+void gs_generate_keyed(const gs_key_spec *spec, gs_dist dist, uint64_t seed, uint64_t n, uint64_t first, uint64_t count,
+                       void *out, size_t stride);
+
+/* The index values of records [first, first + count) for a value field of any type (its
+ * record index, as that type: integers wrap at their width). */
+void gs_generate_index_field(const gs_field_type *type, uint64_t first, uint64_t count, void *out, size_t stride);
 
 /* Fills bytes of records [first, first + count) with seeded random bytes (the parts of records
  * that are neither key nor value). */

@@ -81,6 +81,13 @@ void gs_generate_records(const gs_layout *layout, gs_dist dist, uint64_t seed, u
   unsigned char *buf = records;
   const size_t R = layout->record_bytes;
   if (layout->kind == GS_LAYOUT_RECORDS) gs_generate_bytes(seed, first, count, R, buf);
+  if (layout->keyed) { /* keys of any form; values (their index) of any type */
+    gs_generate_keyed(&layout->spec, dist, seed, n, first, count, buf, R);
+    gpusort_type value;
+    if (layout->kind == GS_LAYOUT_PAIRS && gs_field_type_from_name(layout->value_name, &value) == 0)
+      gs_generate_index_field(gs_field_type_of(value), first, count, buf + layout->value_offset, R);
+    return;
+  }
   gs_generate(layout->key, dist, seed, n, first, count, buf + layout->key_offset, R);
   if (layout->kind == GS_LAYOUT_PAIRS) gs_generate_index_values(layout->value, first, count, buf + layout->value_offset, R);
 }
