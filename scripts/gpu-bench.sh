@@ -4,13 +4,13 @@
 #
 # usage: scripts/gpu-bench.sh BUILD_DIR ANCHORS_DIR RESULTS_DIR [STEPS]
 #   ANCHORS_DIR holds cub_bench.cu and e2e_peers.py (CUB radix sort/scan and device copy;
-#   numpy and CuPy file-to-file sorts). STEPS (default "tests anchors bench vulkan e2e") picks
+#   numpy and CuPy file-to-file sorts). STEPS (default "tests anchors bench compact vulkan e2e") picks
 #   parts; "vulkan" times a sort recorded through the Vulkan tier in an application's own
 #   command buffer (tests/test_vulkan_tier bench) beside gpusort bench.
 # Logs go to RESULTS_DIR; a summary is printed last.
 set -u
 build=$1 anchors=$2 results=$3
-steps=${4:-tests anchors bench vulkan e2e}
+steps=${4:-tests anchors bench compact vulkan e2e}
 mkdir -p "$results"
 has() { [[ " $steps " == *" $1 "* ]]; }
 log() { echo "== $*" | tee -a "$results/summary.txt"; }
@@ -68,6 +68,15 @@ if has bench; then
   "$build/gpusort" bench --scan-algos --sizes 2^24,2^26,2^28 > "$results/bench_scan.txt" 2>&1
   log "gpusort bench --scan-algos (rc=$?):"
   tail -n +4 "$results/bench_scan.txt" | tee -a "$results/summary.txt"
+fi
+
+if has compact; then
+  # the look-back family beside CUB's (cub.txt: cub_select_if ... cub_reduce_by_key), with the
+  # compiler's register and spill counts of its pipelines
+  GPUSORT_PIPELINE_STATS=1 "$build/gpusort" bench --compact --sizes 2^24,2^26,2^28 > "$results/bench_compact.txt" 2>&1
+  log "gpusort bench --compact (rc=$?):"
+  grep -vi "regist\|spill\|pipeline" "$results/bench_compact.txt" | tail -n +4 | tee -a "$results/summary.txt"
+  grep -E "^cub_(select|partition|unique|rle|reduce)" "$results/cub.txt" | tee -a "$results/summary.txt"
 fi
 
 if has vulkan; then
