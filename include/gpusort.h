@@ -167,8 +167,8 @@ typedef struct gpusort_key_part {
  * sort's GPUSORT_DESCENDING reverses them all). A GPUSORT_BYTES key has key_bytes bytes (1 to
  * 128). Keys of the six GPU types (u32 ... f64) sort on the GPU as they are; every other
  * form (narrow, half, big-endian, byte strings, composite keys, and values of the other
- * types) sorts through its normalized form (gpusort(3), KEY FORMS), without bit ranges;
- * arrays and argsorts in core only, files of records also out of core. */
+ * types) sorts through its normalized form (gpusort(3), KEY FORMS), whose bits a bit range
+ * counts; arrays and argsorts in core only, files of records also out of core. */
 typedef struct gpusort_layout {
   uint32_t struct_size;
   gpusort_type key;
@@ -324,7 +324,8 @@ typedef struct gpusort_sort_options {
   uint32_t flags;      /* GPUSORT_DESCENDING, GPUSORT_VERIFY; for file jobs also OVERWRITE, SYNC */
   uint32_t begin_bit;  /* sort on bits [begin_bit, end_bit) of the ordered key only (the key */
   uint32_t end_bit;    /* mapped so that unsigned order is its order, complemented when
-                          descending); 0, 0: all bits. Keys equal on those bits keep input order */
+                          descending; for other key forms, of the normalized form); 0, 0: all
+                          bits. Keys equal on those bits keep input order */
   gpusort_sort_algo algo; /* (since 0.4; the 16-byte struct of 0.3 is still accepted) */
 } gpusort_sort_options;
 

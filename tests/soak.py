@@ -142,7 +142,7 @@ def draw_job(seed, number, algorithms):
     descending = bool(rng.random() < 0.5)
     bits = None
     # --bits: keys of the six GPU types, alone, in records or with a value of those types
-    # (other forms sort by their normalized form, which takes no bit range)
+    # (other forms take bits of their normalized form: see test_keys.py's bit ranges)
     if key in GPU_TYPES and layout != "composite" and value in (None, *GPU_TYPES) and rng.random() < 0.25:
         lo = int(rng.integers(0, 8 * width))
         bits = (lo, int(rng.integers(lo + 1, 8 * width + 1)))

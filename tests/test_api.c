@@ -732,7 +732,10 @@ static void key_forms(gpusort_context *ctx) {
   expect_status(gpusort_sort(ctx, records, sorted, 4, &bad, NULL), GPUSORT_ERROR_USAGE, "an unknown part flag");
   o = (gpusort_sort_options)GPUSORT_SORT_OPTIONS_INIT;
   o.begin_bit = 0, o.end_bit = 8;
-  expect_status(gpusort_sort(ctx, records, sorted, 4, &composite, &o), GPUSORT_ERROR_USAGE, "bits of a composite key");
+  expect_status(gpusort_sort(ctx, records, sorted, 4, &composite, &o), GPUSORT_OK, "bits of a composite key");
+  o.end_bit = 8 * 129;
+  expect_status(gpusort_sort(ctx, records, sorted, 4, &composite, &o), GPUSORT_ERROR_USAGE,
+                "bits past a composite key's normalized form");
   const gpusort_layout from_file = GPUSORT_LAYOUT_NPY;
   expect_status(gpusort_sort(ctx, records, sorted, 4, &from_file, NULL), GPUSORT_ERROR_USAGE,
                 "an array with a layout from a .npy header");

@@ -1,5 +1,6 @@
 /* The public API's second tier: jobs on arrays and files, and the benchmarks. Each entry
  * point checks its arguments, turns them into the internal forms and runs the job. */
+#include <stdio.h>
 #include <string.h>
 
 #include "api/api.h"
@@ -53,19 +54,19 @@ static int sort_request(const gpusort_layout *layout, const gpusort_sort_options
   if (rc) return rc;
   if ((unsigned)o.algo > GPUSORT_SORT_BITONIC)
     return gs_fail(GPUSORT_ERROR_USAGE, "%s: unknown sort algorithm %d", call, (int)o.algo);
-  const unsigned key_bits = gs_key_info_of(r->layout.key)->bytes * 8;
-  if ((o.begin_bit || o.end_bit) && r->layout.keyed)
-    return gs_fail(GPUSORT_ERROR_USAGE, "%s: bit ranges apply to keys of the types u32, i32, f32, u64, i64 and f64, "
-                   "not %s", call, r->layout.key_name);
-  if ((o.begin_bit || o.end_bit) && !(o.begin_bit < o.end_bit && o.end_bit <= key_bits))
-    return gs_fail(GPUSORT_ERROR_USAGE, "%s: bit range %u:%u is empty or does not fit %u-bit keys", call, o.begin_bit,
-                   o.end_bit, key_bits);
   r->descending = o.flags & GPUSORT_DESCENDING;
   r->verify = o.flags & GPUSORT_VERIFY;
   r->begin_bit = o.begin_bit;
   r->end_bit = o.end_bit;
   r->algo = (gs_sort_algo)o.algo;
   *flags = o.flags;
+  /* (a layout a .npy header gives is checked once the file job has read it) */
+  if (r->layout.from_file || r->layout.named_fields) return GPUSORT_OK;
+  if ((rc = gs_sort_request_check_bits(r))) {
+    char why[512];
+    snprintf(why, sizeof why, "%s", gs_last_error());
+    return gs_fail(rc, "%s: %s", call, why);
+  }
   return GPUSORT_OK;
 }
 

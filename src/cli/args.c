@@ -319,10 +319,17 @@ int cli_layout_resolve(cli_layout *l, gpusort_layout *layout) {
   return GPUSORT_OK;
 }
 
+/* The bits --bits counts: the key's (its normalized form's for other forms: the parts'
+ * bytes together); a .npy file's key is known only from its header, and the library checks
+ * the range then. */
 int cli_layout_key_bits(const gpusort_layout *layout, unsigned *key_bits) {
-  if (layout->part_count || layout->key < GPUSORT_U32 || layout->key > GPUSORT_F64)
-    return cli_fail(GPUSORT_ERROR_USAGE, "--bits applies to keys of the types u32, i32, f32, u64, i64 and f64");
-  *key_bits = (unsigned)gpusort_type_size(layout->key) * 8;
+  unsigned bytes = 0;
+  if (layout->key == GPUSORT_BYTES) bytes = layout->key_bytes;
+  else if (layout->key != GPUSORT_TYPE_NONE) bytes = (unsigned)gpusort_type_size(layout->key);
+  for (uint32_t p = 0; p < layout->part_count; p++)
+    bytes += layout->parts[p].type == GPUSORT_BYTES ? layout->parts[p].bytes
+                                                    : (unsigned)gpusort_type_size(layout->parts[p].type);
+  *key_bits = bytes && !layout->part_fields ? bytes * 8 : 8 * 128;
   return GPUSORT_OK;
 }
 

@@ -61,9 +61,9 @@ static const char help_layout[] =
     "A NumPy .npy INPUT (format 1.0 to 3.0) says what it holds: --keys may be left out, and\n"
     "the output is a .npy file of the same dtype (argsort: int64 indices, as numpy.argsort).\n"
     "Keys and values are in the machine's byte order (little-endian on x86 and Arm) unless\n"
-    "their type ends in be. Keys other than u32, i32, f32, u64, i64 and f64 sort without a\n"
-    "bit range; their argsort runs in core only (as large as the device and the memory\n"
-    "budget allow).\n";
+    "their type ends in be. Keys other than u32, i32, f32, u64, i64 and f64 sort by their\n"
+    "normalized form (a bit range counts its bits); their argsort runs in core only (as large\n"
+    "as the device and the memory budget allow).\n";
 
 static const char help_sort[] =
     "\n"

@@ -338,6 +338,7 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
   unsigned char header[GS_NPY_DESCR_BYTES + 256];
   size_t header_bytes = 0;
   int rc = gs_layout_for_input(&r->layout, input, &npy, &is_npy);
+  if (!rc) rc = gs_sort_request_check_bits(r);
   if (!rc) rc = gs_sort_then_check(r);
   if (!rc && is_npy && !(header_bytes = sort_npy_header(&npy, r, header, sizeof header)))
     rc = gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s: its .npy dtype is too long to write again", input);

@@ -48,10 +48,12 @@ int gs_file_check(const char *input, const gs_layout *layout, bool descending, u
   char unit[64];
   gs_npy npy;
   bool is_npy;
-  gs_layout resolved = *layout; /* a .npy file's own, or checked against it */
-  int rc = gs_layout_for_input(&resolved, input, &npy, &is_npy);
+  /* the layout: a .npy file's own, or checked against it; then the bit range against it */
+  gs_sort_request q = {.layout = *layout, .descending = descending, .begin_bit = begin_bit, .end_bit = end_bit};
+  int rc = gs_layout_for_input(&q.layout, input, &npy, &is_npy);
+  if (!rc) rc = gs_sort_request_check_bits(&q);
   if (rc) return rc;
-  layout = &resolved;
+  layout = &q.layout;
   gs_layout_unit(layout, unit, sizeof unit);
   gs_input in;
   if ((rc = gs_input_open(&in, input))) return rc;

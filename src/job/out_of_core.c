@@ -212,7 +212,7 @@ static void window_init(bucket_window *w, const ooc *o, const format *f, unsigne
     return;
   }
   w->spec = &f->layout.spec;
-  const unsigned from = o->top - end, to = from + bits; /* bit positions from the first byte's top bit */
+  const unsigned from = w->spec->bytes * 8 - end, to = from + bits; /* bit positions from the first byte's top bit */
   w->first_byte = from / 8;
   w->last_byte = (to - 1) / 8; /* at most 3 bytes: bits <= 16 */
   w->shift = (w->last_byte + 1) * 8 - to;

@@ -47,6 +47,21 @@ static unsigned output_bytes(const gs_sort_request *r) {
 
 unsigned gs_sort_engine_output_bytes(const gs_sort_request *r) { return output_bytes(r); }
 
+int gs_sort_request_check_bits(gs_sort_request *r) {
+  if (!r->begin_bit && !r->end_bit) return GPUSORT_OK;
+  const gs_layout *L = &r->layout;
+  const unsigned bits = L->keyed ? L->spec.bytes * 8 : gs_key_info_of(L->key)->bytes * 8;
+  if (!(r->begin_bit < r->end_bit && r->end_bit <= bits)) {
+    if (L->keyed)
+      return gs_fail(GPUSORT_ERROR_USAGE, "bit range %u:%u is empty or does not fit the %u bits of %s keys' normalized form",
+                     r->begin_bit, r->end_bit, bits, L->key_name);
+    return gs_fail(GPUSORT_ERROR_USAGE, "bit range %u:%u is empty or does not fit %u-bit keys", r->begin_bit,
+                   r->end_bit, bits);
+  }
+  if (L->keyed) gs_key_spec_set_bits(&r->layout.spec, r->begin_bit, r->end_bit); /* the forms are cut to it */
+  return GPUSORT_OK;
+}
+
 int gs_sort_then_check(const gs_sort_request *r) {
   if (r->then == GS_THEN_NONE) return GPUSORT_OK;
   const char *name = r->then == GS_THEN_RLE ? "rle" : "unique";
@@ -251,9 +266,7 @@ int gs_sort_engine_init(gs_sort_engine *e, gs_context *ctx, const gs_sort_reques
   e->capacity = capacity;
   const double start = gs_now();
   int rc;
-  if (r->layout.keyed) {
-    if (r->begin_bit || r->end_bit)
-      return gs_fail(GPUSORT_ERROR_USAGE, "bit ranges apply to keys of the types u32, i32, f32, u64, i64 and f64");
+  if (r->layout.keyed) { /* (a bit range is in the key spec: gs_sort_request_check_bits) */
     if (!(e->normalized = calloc(1, sizeof *e->normalized)) || !(e->scratch = malloc(SCRATCH_BYTES)))
       return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
     rc = gs_normalized_sort_init(e->normalized, ctx, &r->layout, r->descending, r->algo, capacity);

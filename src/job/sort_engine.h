@@ -114,6 +114,11 @@ typedef struct {
 /* Bytes of one output record of the request. */
 unsigned gs_sort_engine_output_bytes(const gs_sort_request *request);
 
+/* Checks the request's bit range against its (resolved) layout, a usage error if it does not
+ * fit; for keyed layouts puts it into the key spec, whose normalized forms then hold only
+ * those bits. */
+int gs_sort_request_check_bits(gs_sort_request *request);
+
 /* Usage errors for a step after the sort that does not go with the request. */
 int gs_sort_then_check(const gs_sort_request *request);
 

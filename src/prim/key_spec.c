@@ -81,6 +81,18 @@ static double half_value(uint64_t bits, bool bfloat) {
   return sign ? -v : v;
 }
 
+void gs_key_spec_set_bits(gs_key_spec *s, unsigned begin_bit, unsigned end_bit) {
+  s->begin_bit = begin_bit;
+  s->end_bit = end_bit;
+  for (unsigned b = 0; b < s->bytes; b++) { /* byte b from the front holds bits [low, low + 8) */
+    const unsigned low = 8 * (s->bytes - 1 - b);
+    unsigned keep = 0;
+    for (unsigned k = 0; k < 8; k++)
+      if (low + k >= begin_bit && low + k < end_bit) keep |= 1u << k;
+    s->bit_mask[b] = (unsigned char)keep;
+  }
+}
+
 void gs_key_spec_format(const gs_key_spec *s, const unsigned char *record, char *buf, size_t size) {
   size_t used = 0;
   buf[0] = '\0';

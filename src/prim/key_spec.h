@@ -59,7 +59,16 @@ typedef struct {
   unsigned count;
   gs_key_part parts[GS_KEY_SPEC_MAX_PARTS];
   unsigned bytes; /* of the normalized form: the parts' bytes together */
+  /* A sort's bit range (gs_key_spec_set_bits): only bits [begin_bit, end_bit) of the
+   * normalized form count (bit 0 is the lowest bit of its last byte); the others read as 0.
+   * 0, 0: all bits. */
+  unsigned begin_bit, end_bit;
+  unsigned char bit_mask[GS_KEY_SPEC_MAX_BYTES]; /* per byte of the form, with a bit range */
 } gs_key_spec;
+
+/* Restricts the spec's normalized form to bits [begin_bit, end_bit) (0, 0: all of it); the
+ * caller has checked that end_bit <= 8 * bytes. */
+void gs_key_spec_set_bits(gs_key_spec *s, unsigned begin_bit, unsigned end_bit);
 
 /* A numeric part's field as unsigned bits, its byte order undone. */
 static inline uint64_t gs_key_part_bits(const gs_key_part *part, const unsigned char *field) {
@@ -73,6 +82,7 @@ static inline uint64_t gs_key_part_bits(const gs_key_part *part, const unsigned 
  * complements the whole of it, on top of each part's own direction. */
 static inline void gs_key_spec_normalize(const gs_key_spec *s, bool descending, const unsigned char *record,
                                          unsigned char *out) {
+  unsigned char *const form = out;
   for (unsigned p = 0; p < s->count; p++) {
     const gs_key_part *part = &s->parts[p];
     const unsigned char *field = record + part->offset;
@@ -87,6 +97,8 @@ static inline void gs_key_spec_normalize(const gs_key_spec *s, bool descending, 
       for (unsigned b = 0; b < w; b++) out[b] = (unsigned char)~out[b];
     out += w;
   }
+  if (s->end_bit) /* a bit range: the bits outside it cleared */
+    for (unsigned b = 0; b < s->bytes; b++) form[b] &= s->bit_mask[b];
 }
 
 /* The key of a record as text, part by part ("3, 0x41424344"), for messages. */
