@@ -311,7 +311,8 @@ GPUSORT_API int gpusort_context_device(gpusort_context *ctx, gpusort_device_info
 /* How the GPU sorts. Every algorithm gives the same, stable result. */
 typedef enum gpusort_sort_algo {
   GPUSORT_SORT_AUTO = 0,         /* bitonic below the device's measured crossover, then Onesweep,
-                                    or reduce-then-scan on devices without forward progress */
+                                    or reduce-then-scan on devices without forward progress
+                                    and on lavapipe (the faster there) */
   GPUSORT_SORT_ONESWEEP,         /* LSD radix sort, one pass per digit, decoupled look-back */
   GPUSORT_SORT_REDUCE_THEN_SCAN, /* LSD radix sort, upsweep, scan and downsweep per digit: no
                                     workgroup ever waits on another */

@@ -104,7 +104,7 @@ typedef struct gpusort_vk_sorter gpusort_vk_sorter;
  *   records   record_bytes set: records of that many bytes with the key at key_offset (any
  *             alignment), written whole in sorted order to an output buffer.
  * flags: GPUSORT_DESCENDING. algo: GPUSORT_SORT_AUTO (Onesweep, or reduce-then-scan on a
- * device without forward progress; never bitonic, since the count is not known here) or the
+ * device without forward progress or on lavapipe; never bitonic, since the count is not known here) or the
  * algorithm to use. Every sort is stable. */
 typedef struct gpusort_vk_sorter_info {
   uint32_t struct_size;

@@ -239,6 +239,27 @@ void main() {
   // Rank within the subgroup: keys before this one with the same digit, counting earlier
   // rounds through the subgroup's counters and this round through the ballot.
   uint rank[KEYS_PER_THREAD];
+  if (SUBGROUP_SIZE == 8u) {
+    // Subgroups of 8 (lavapipe, whose subgroup is one CPU vector): the peers from 8 broadcasts
+    // of the digit (each one vector compare, where a ballot is a loop over the lanes), and
+    // every peer reads the counter itself (no shuffle from the leader); the lowest peer writes
+    // it back. The same ranks as below.
+    const uint lanes_below = (1u << lane) - 1u;
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
+      const uint d = digit_of(keys[i]);
+      const uint peers = (subgroupBroadcast(d, 0u) == d ? 1u : 0u) | (subgroupBroadcast(d, 1u) == d ? 2u : 0u) |
+                         (subgroupBroadcast(d, 2u) == d ? 4u : 0u) | (subgroupBroadcast(d, 3u) == d ? 8u : 0u) |
+                         (subgroupBroadcast(d, 4u) == d ? 16u : 0u) | (subgroupBroadcast(d, 5u) == d ? 32u : 0u) |
+                         (subgroupBroadcast(d, 6u) == d ? 64u : 0u) | (subgroupBroadcast(d, 7u) == d ? 128u : 0u);
+      const uint before = s_stage[counters + d];
+      // every peer has read the counter before the leader writes it; the write is seen by the
+      // next round's readers
+      controlBarrier(gl_ScopeSubgroup, gl_ScopeSubgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
+      if ((peers & lanes_below) == 0u) s_stage[counters + d] = before + bitCount(peers);
+      controlBarrier(gl_ScopeSubgroup, gl_ScopeSubgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
+      rank[i] = before + bitCount(peers & lanes_below);
+    }
+  } else
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
     const uint d = digit_of(keys[i]);
     const uvec4 peers = subgroup_match_digit(d, pc.bits);

@@ -123,7 +123,7 @@ static void print_report(const sort_args *o, gpusort_context *ctx, const gpusort
   if (verbose) {
     const char *why = o->sort.algo != GPUSORT_SORT_AUTO ? " (--algo)"
                       : r->algo == GPUSORT_SORT_REDUCE_THEN_SCAN
-                          ? " (auto: this device does not promise forward progress between workgroups)"
+                          ? " (auto: this device does not promise forward progress between workgroups, or is lavapipe)"
                       : r->algo == GPUSORT_SORT_BITONIC ? " (auto: below the device's bitonic crossover)"
                                                         : " (auto)";
     cli_note("algorithm: %s%s", cli_sort_algo_name(r->algo), why);

@@ -8,18 +8,23 @@
 enum { ANY = 0 };
 
 /* Presets, first match wins. Tiles of 16 subgroups; sort tiles of 9 keys per invocation (5 for
- * 64-bit keys or values). On an H100, a 512 x 9 sort tile was as fast as any shape measured
- * (5 to 30 keys, 256 to 1024 invocations): its 64 registers let two workgroups share an SM,
- * where 15 keys took 99 registers and one; the scan ran at 69% of the copy bandwidth with
+ * 64-bit keys or values), 16 on lavapipe. On an H100, a 512 x 9 sort tile was as fast as any
+ * shape measured (5 to 30 keys, 256 to 1024 invocations): its 64 registers let two workgroups
+ * share an SM, where 15 keys took 99 registers and one; the scan ran at 69% of the copy bandwidth with
  * 512 x 8 rows, 65% with 256 x 4 and 55% with 256 x 16. The AMD and Intel rows carry the same
- * shape at 32 lanes, unmeasured; lavapipe runs subgroups of 8 only. */
+ * shape at 32 lanes, unmeasured; lavapipe runs subgroups of 8 only. lavapipe (Mesa 22.3, two
+ * cores; `gpusort bench --sizes 2^22 --algo reduce-then-scan`, sort time over the copy's):
+ * 128 x 16 took 78 copies, 64 x 16 82, 128 x 20 81, 128 x 12 90, 64 x 24 87, 128 x 9 107;
+ * every shared-memory access there is a loop over the lanes, and a tile's per-digit work
+ * (counters of every subgroup, look-back, digit starts) is paid per tile, so the tile is long
+ * (2^21 u64 keys: 106 copies at 16 keys, 148 at 9, 167 at 5). */
 typedef struct {
   const char *name;
   uint32_t vendor_id; /* ANY, or PCI vendor */
   uint32_t driver_id; /* ANY, or the driver (VkDriverId) */
   uint32_t subgroup_size, sort_workgroup, sort_keys, sort_keys_wide, scan_workgroup, scan_rows, spin;
   uint64_t submit_keys;
-  bool forward_progress;
+  bool forward_progress, onesweep;
   uint64_t bitonic_max_keys;
 } preset;
 
@@ -29,7 +34,11 @@ typedef struct {
  * integrated one. */
 /* forward_progress: the mobile and Apple GPUs below are known not to promise that a spinning
  * workgroup lets an earlier one run (Onesweep's look-back hung or crawled on them in other
- * projects), so `auto` sorts by reduce-then-scan there. bitonic_max_keys: the crossover below
+ * projects), so `auto` sorts by reduce-then-scan there. onesweep: with forward progress,
+ * whether `auto` takes Onesweep (else reduce-then-scan). lavapipe: 2^22 u32 keys in 128 x 16
+ * tiles took 107 copies by Onesweep against 78 by reduce-then-scan: its look-back walks and
+ * waits over 256 digits per tile, each access a loop over the lanes, where reduce-then-scan's
+ * upsweep and table scan cost less. bitonic_max_keys: the crossover below
  * which `auto` sorts by bitonic sort. lavapipe: a whole `gpusort sort` of u32 keys took 0.62 s
  * by bitonic against 0.65 s by Onesweep at 2^14 keys, 0.81 against 0.69 at 2^15 (bitonic
  * needs one pipeline where Onesweep needs five, and lavapipe compiles each as the device
@@ -37,15 +46,15 @@ typedef struct {
  * GPU time of u32 keys): bitonic 0.051 ms against Onesweep's 0.061 at 2^12, 0.075 against
  * 0.063 at 2^13. */
 static const preset presets[] = {
-    {"nvidia", 0x10DE, ANY, 32, 512, 9, 5, 512, 8, 256, 0, true, 1u << 12},
-    {"amd", 0x1002, ANY, 32, 512, 9, 5, 512, 8, 256, 0, true, 0},
-    {"intel", 0x8086, ANY, 32, 512, 9, 5, 512, 8, 256, 1u << 26, true, 0},
-    {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 9, 5, 128, 8, 256, 1u << 22, true, 1u << 14},
-    {"apple", 0x106B, ANY, 32, 0, 9, 5, 0, 8, 256, 1u << 26, false, 0},
-    {"arm", 0x13B5, ANY, 16, 0, 9, 5, 0, 8, 256, 1u << 24, false, 0},
-    {"qualcomm", 0x5143, ANY, 64, 0, 9, 5, 0, 8, 256, 1u << 24, false, 0},
-    {"imagination", 0x1010, ANY, 32, 0, 9, 5, 0, 8, 256, 1u << 24, false, 0},
-    {"generic", ANY, ANY, 32, 0, 9, 5, 0, 8, 256, 1u << 26, true, 0}, /* 0: 16 subgroups of the size the device runs */
+    {"nvidia", 0x10DE, ANY, 32, 512, 9, 5, 512, 8, 256, 0, true, true, 1u << 12},
+    {"amd", 0x1002, ANY, 32, 512, 9, 5, 512, 8, 256, 0, true, true, 0},
+    {"intel", 0x8086, ANY, 32, 512, 9, 5, 512, 8, 256, 1u << 26, true, true, 0},
+    {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14},
+    {"apple", 0x106B, ANY, 32, 0, 9, 5, 0, 8, 256, 1u << 26, false, true, 0},
+    {"arm", 0x13B5, ANY, 16, 0, 9, 5, 0, 8, 256, 1u << 24, false, true, 0},
+    {"qualcomm", 0x5143, ANY, 64, 0, 9, 5, 0, 8, 256, 1u << 24, false, true, 0},
+    {"imagination", 0x1010, ANY, 32, 0, 9, 5, 0, 8, 256, 1u << 24, false, true, 0},
+    {"generic", ANY, ANY, 32, 0, 9, 5, 0, 8, 256, 1u << 26, true, true, 0}, /* 0: 16 subgroups of the size the device runs */
 };
 
 static uint32_t clamp_subgroup(const gs_device_info *info, uint32_t want) {
@@ -84,6 +93,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->lookback_spin = k->lookback_spin ? k->lookback_spin : p->spin;
   c->submit_keys = k->submit_keys ? k->submit_keys : p->submit_keys;
   c->forward_progress = p->forward_progress;
+  c->auto_onesweep = p->forward_progress && p->onesweep;
   c->bitonic_max_keys = p->bitonic_max_keys;
   const bool tuned = k->subgroup_size || k->sort_workgroup || k->sort_keys_per_thread || k->scan_workgroup ||
                      k->scan_rows || k->lookback_spin || k->submit_keys;
@@ -93,7 +103,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
 gs_sort_algo gs_sort_algo_for(const gs_device_config *c, gs_sort_algo requested, uint64_t n) {
   if (requested != GS_SORT_AUTO) return requested;
   if (n <= c->bitonic_max_keys) return GS_SORT_BITONIC;
-  return c->forward_progress ? GS_SORT_ONESWEEP : GS_SORT_REDUCE_THEN_SCAN;
+  return c->auto_onesweep ? GS_SORT_ONESWEEP : GS_SORT_REDUCE_THEN_SCAN;
 }
 
 const char *gs_sort_algo_name(gs_sort_algo algo) {

@@ -27,6 +27,9 @@ typedef struct {
    * look-back needs that (it has a bounded fallback, but the fallback is slow); without it
    * `auto` sorts by reduce-then-scan. */
   bool forward_progress;
+  /* Whether `auto` sorts beyond the bitonic crossover by Onesweep (forward progress, and
+   * Onesweep the faster there); else by reduce-then-scan. */
+  bool auto_onesweep;
   uint64_t bitonic_max_keys; /* `auto` sorts up to this many keys by bitonic sort (measured crossover) */
 } gs_device_config;
 
@@ -34,8 +37,8 @@ typedef struct {
 void gs_device_config_choose(const gs_device_info *info, gs_device_config *config);
 
 /* The algorithm a sort of up to n keys runs with: `requested`, or for GS_SORT_AUTO bitonic up
- * to the device's crossover, then Onesweep where the device has forward progress and
- * reduce-then-scan where it does not. */
+ * to the device's crossover, then Onesweep where the device has forward progress (and
+ * Onesweep is the faster there) and reduce-then-scan where it does not. */
 gs_sort_algo gs_sort_algo_for(const gs_device_config *config, gs_sort_algo requested, uint64_t n);
 
 /* "auto", "onesweep", "reduce-then-scan", "bitonic"; NULL for no algorithm. */
