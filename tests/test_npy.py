@@ -203,6 +203,10 @@ class Npy(unittest.TestCase):
         nul = self.write_header("nul.npy", "{'descr': [('a\x00b', '<u4')], 'fortran_order': False, 'shape': (1,), }",
                                 bytes(4))
         self.refused("malformed .npy header", "-f", nul, out)
+        # (found by fuzzing) an empty type string, once taken or not by what lay past its end
+        for descr in ("''", "[('v', ''), ('w', '<f4')]"):
+            empty = self.write_header("empty.npy", "{'descr': %s, 'fortran_order': False, 'shape': (0,), }" % descr, b"")
+            self.refused("a type string without its byte order", "-f", empty, out)
         with open(self.path("open.npy"), "wb") as f:
             body = b"{'descr': '<u4', 'fortran_order': False, 'shape': ("
             f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(body)) + body + b"12,), }" + bytes(48))

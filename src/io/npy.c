@@ -64,7 +64,8 @@ static int string_literal(cursor *c, char *out, size_t size) {
 /* What a type string is to gpusort: its size, and the key type it can be (NONE if none). */
 static int field_type(const cursor *c, const char *descr, gs_npy_field *f) {
   const char order = descr[0];
-  if (!strchr("<>|=", order) || !descr[1]) return malformed(c, "a type string without its byte order");
+  /* (an empty string has no order: strchr would find its NUL) */
+  if (!order || !strchr("<>|=", order) || !descr[1]) return malformed(c, "a type string without its byte order");
   const char kind = descr[1];
   char *end;
   const unsigned long size = strtoul(descr + 2, &end, 10);

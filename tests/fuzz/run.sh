@@ -9,5 +9,6 @@ shift 4
 mkdir -p "$work/corpus" "$work/artifacts"
 # Undefined behaviour stops the target as a memory error does.
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
-exec "$target" -max_total_time="$seconds" -artifact_prefix="$work/artifacts/" -print_final_stats=1 "$@" \
-  "$work/corpus" "$seeds"
+# -error_exitcode=1: libFuzzer's own default, 77, is what meson takes for a skipped test.
+exec "$target" -max_total_time="$seconds" -artifact_prefix="$work/artifacts/" -print_final_stats=1 -error_exitcode=1 \
+  "$@" "$work/corpus" "$seeds"
