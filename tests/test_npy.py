@@ -203,6 +203,10 @@ class Npy(unittest.TestCase):
         nul = self.write_header("nul.npy", "{'descr': [('a\x00b', '<u4')], 'fortran_order': False, 'shape': (1,), }",
                                 bytes(4))
         self.refused("malformed .npy header", "-f", nul, out)
+        # (found by fuzzing) a key given twice, whose second descr added its fields to the first's
+        twice = self.write_header("twice.npy", "{'descr': [('a', '<u4')], 'descr': [('b', '<u4')], "
+                                  "'fortran_order': False, 'shape': (1,), }", bytes(8))
+        self.refused("descr given twice", "-f", twice, out)
         # (found by fuzzing) an empty type string, once taken or not by what lay past its end
         for descr in ("''", "[('v', ''), ('w', '<f4')]"):
             empty = self.write_header("empty.npy", "{'descr': %s, 'fortran_order': False, 'shape': (0,), }" % descr, b"")

@@ -198,15 +198,19 @@ int gs_npy_parse(const unsigned char *file, uint64_t file_bytes, const char *nam
     if ((rc = string_literal(&c, key, sizeof key))) return rc;
     if (!accept(&c, ':')) return malformed(&c, "':' was expected");
     skip_space(&c);
+    /* (a key given twice is refused: a second descr would add its fields to the first's) */
     if (strcmp(key, "descr") == 0) {
+      if (have_descr) return malformed(&c, "descr given twice");
       if ((rc = parse_descr(&c, npy))) return rc;
       have_descr = true;
     } else if (strcmp(key, "fortran_order") == 0) {
+      if (have_order) return malformed(&c, "fortran_order given twice");
       if ((size_t)(c.end - c.p) >= 4 && strncmp(c.p, "True", 4) == 0) fortran = true, c.p += 4;
       else if ((size_t)(c.end - c.p) >= 5 && strncmp(c.p, "False", 5) == 0) c.p += 5;
       else return malformed(&c, "fortran_order is True or False");
       have_order = true;
     } else if (strcmp(key, "shape") == 0) {
+      if (have_shape) return malformed(&c, "shape given twice");
       if ((rc = parse_shape(&c, &count, &dims))) return rc;
       have_shape = true;
     } else {
