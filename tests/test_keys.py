@@ -53,6 +53,18 @@ def field_columns(records, offset, name, descending):
     return 255 - cols if descending else cols
 
 
+# A composite key of five parts, mixed directions, in 24-byte records: (offset, type, desc).
+FIVE_PARTS = [(0, "u8", False), (4, "f32be", True), (8, "bytes:3", False), (12, "i16", True), (16, "u64", False)]
+
+
+def key_args(parts):
+    """The --key options of a composite key's parts."""
+    args = []
+    for offset, name, desc in parts:
+        args += ["--key", f"{offset}:{name}" + (":desc" if desc else "")]
+    return args
+
+
 def reference_order(data, record_bytes, parts, descending=False):
     """Indices of the records in key order, stably: parts are (offset, type name, desc)."""
     records = np.frombuffer(data, dtype=np.uint8).reshape(-1, record_bytes)
@@ -206,10 +218,8 @@ class KeyForms(unittest.TestCase):
         for offset, width in ((0, 1), (4, 4), (8, 3), (12, 2)):  # few values per part, so later parts matter
             records[:, offset:offset + width] = records[self.rng.integers(0, 3, n), offset:offset + width]
         data = records.tobytes()
-        parts = [(0, "u8", False), (4, "f32be", True), (8, "bytes:3", False), (12, "i16", True), (16, "u64", False)]
-        spec = []
-        for offset, name, desc in parts:
-            spec += ["--key", f"{offset}:{name}" + (":desc" if desc else "")]
+        parts = FIVE_PARTS
+        spec = [*key_args(parts)]
         for desc in (False, True):
             with self.subTest(descending=desc):
                 args = ["--record-size", "24", *spec] + (["--descending"] if desc else [])
@@ -292,10 +302,8 @@ class KeyForms(unittest.TestCase):
                  for name in ("u8", "i8", "u16", "i16", "f16", "bf16", "u16be", "i32be", "f32be", "f64be")]
         forms += [(["--keys", "bytes:10", "--record-size", "100"], [(0, "bytes:10", False)], 100),
                   (["--keys", "bytes:20", "--record-size", "32", "--key-offset", "5"], [(5, "bytes:20", False)], 32)]
-        parts = [(0, "u8", False), (4, "f32be", True), (8, "bytes:3", False), (12, "i16", True), (16, "u64", False)]
-        spec = ["--record-size", "24"]
-        for offset, name, desc in parts:
-            spec += ["--key", f"{offset}:{name}" + (":desc" if desc else "")]
+        parts = FIVE_PARTS
+        spec = ["--record-size", "24", *key_args(parts)]
         forms.append((spec, parts, 24))
         n = 5000
         for args, key, width in forms:
@@ -353,10 +361,8 @@ class KeyForms(unittest.TestCase):
         gensort = self.rng.integers(0, 256, (50000, 100), dtype=np.uint8)
         gensort[:, :10] = gensort[self.rng.integers(0, 300, 50000), :10]
         records = self.rng.integers(0, 256, (30000, 24), dtype=np.uint8)
-        parts = [(0, "u8", False), (4, "f32be", True), (8, "bytes:3", False), (12, "i16", True), (16, "u64", False)]
-        spec = ["--record-size", "24"]
-        for offset, name, desc in parts:
-            spec += ["--key", f"{offset}:{name}" + (":desc" if desc else "")]
+        parts = FIVE_PARTS
+        spec = ["--record-size", "24", *key_args(parts)]
         cases = [(["--keys", "u16"], u16, 2, [(0, "u16", False)], 4, 12),
                  (["--keys", "bytes:10", "--record-size", "100"], gensort.tobytes(), 100, [(0, "bytes:10", False)], 0, 16),
                  (["--keys", "bytes:10", "--record-size", "100"], gensort.tobytes(), 100, [(0, "bytes:10", False)], 20, 75),
@@ -403,10 +409,8 @@ class KeyForms(unittest.TestCase):
         for offset, width in ((0, 1), (4, 4), (8, 3), (12, 2)):
             records[:, offset:offset + width] = records[self.rng.integers(0, 3, m), offset:offset + width]
         data = records.tobytes()
-        parts = [(0, "u8", False), (4, "f32be", True), (8, "bytes:3", False), (12, "i16", True), (16, "u64", False)]
-        spec = []
-        for offset, name, desc in parts:
-            spec += ["--key", f"{offset}:{name}" + (":desc" if desc else "")]
+        parts = FIVE_PARTS
+        spec = [*key_args(parts)]
         self.assertEqual(self.sort_out_of_core(["--record-size", "24", *spec], data, ["--verify"]),
                          reference_sort(data, 24, parts))
         # the first 14 bytes of a 16-byte key equal throughout: the buckets go below them

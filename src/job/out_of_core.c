@@ -416,13 +416,18 @@ typedef struct {
   unsigned char *target;
 } host_partition;
 
+/* The records past run r's last: the run is [r * per_run, this). */
+static uint64_t run_end(const host_partition *h, uint64_t r) {
+  return (r + 1) * h->per_run < h->src.count ? (r + 1) * h->per_run : h->src.count;
+}
+
 static void host_count(void *arg, size_t begin, size_t end, unsigned worker) {
   (void)worker;
   host_partition *h = arg;
   for (size_t r = begin; r < end; r++) {
     uint64_t *counts = h->place + r * h->buckets;
-    const uint64_t last = (r + 1) * h->per_run < h->src.count ? (r + 1) * h->per_run : h->src.count;
-    for (uint64_t i = r * h->per_run; i < last; i++) counts[window_bucket(&h->window, h->src.data + i * h->stride)]++;
+    for (uint64_t i = r * h->per_run; i < run_end(h, r); i++)
+      counts[window_bucket(&h->window, h->src.data + i * h->stride)]++;
   }
 }
 
@@ -431,8 +436,7 @@ static void host_move(void *arg, size_t begin, size_t end, unsigned worker) {
   host_partition *h = arg;
   for (size_t r = begin; r < end; r++) {
     uint64_t *place = h->place + r * h->buckets;
-    const uint64_t last = (r + 1) * h->per_run < h->src.count ? (r + 1) * h->per_run : h->src.count;
-    for (uint64_t i = r * h->per_run; i < last; i++) {
+    for (uint64_t i = r * h->per_run; i < run_end(h, r); i++) {
       const unsigned char *record = h->src.data + i * h->stride;
       memcpy(h->target + place[window_bucket(&h->window, record)]++ * h->stride, record, h->stride);
     }
