@@ -3,11 +3,14 @@
 // The look-back family in one pass (the contract: gs_compact_push in kernel_interface.h):
 // select, partition, unique and, compiled with REDUCE_BY_KEY, reduce-by-key.
 //
-// A tile is WORKGROUP_SIZE x ITEMS keys; invocation i holds the ITEMS consecutive keys from
-// i * ITEMS, so an invocation's kept keys are consecutive in the output and a segmented
-// reduction runs along them serially. Per tile:
-//   1. flag each key (predicate, or "first of a run of equal keys"), count the flags per
-//      invocation and rank them in the tile (a workgroup prefix sum);
+// A tile is WORKGROUP_SIZE x ITEMS keys; each subgroup holds a segment of SUBGROUP_SIZE x
+// ITEMS consecutive keys in ROWS rows, and in each row lane l holds the VEC consecutive keys
+// that one 16-byte load brings (as the scan's tiles do). So every load and store of a row is
+// one contiguous stretch of the subgroup's lanes: kept keys of a row land side by side in the
+// output, where an invocation holding ITEMS consecutive keys wrote 32 scattered places at
+// once (on an H100 that layout ran at a quarter of this one's speed). Per tile:
+//   1. flag each key (predicate, or "first of a run of equal keys"), rank the flags of each
+//      row across the subgroup, and the subgroups' counts in the tile;
 //   2. post the tile's count and look back for the count kept before it (lib/lookback.glsl:
 //      30-bit count descriptors, a bounded wait, then the tile counts the stalled one itself);
 //   3. reduce-by-key only: the value of the run still open at the tile's start comes from a
@@ -24,6 +27,7 @@
 #extension GL_EXT_shader_subgroup_extended_types_int64 : require
 #endif
 #define SPLIT_DESCRIPTORS // the value descriptors: any accumulator width, no 64-bit atomics
+#define SCAN_LOOK_BACK_SERIAL // (see count_before)
 #include "lib/scan_ops.glsl"
 #endif
 #include "lib/keys.glsl"
@@ -33,9 +37,13 @@ layout(push_constant, std430) uniform Push { gs_compact_push pc; };
 #include "lib/lookback.glsl"
 #include "lib/workgroup_scan.glsl"
 
-layout(constant_id = GS_SPEC_TILE_ROWS) const uint ITEMS = 8; // keys per invocation, at most 32
+layout(constant_id = GS_SPEC_TILE_ROWS) const uint ITEMS = 8; // keys per invocation, a multiple of VEC, at most 32
 layout(constant_id = GS_SPEC_COMPACT_MODE) const uint MODE = GS_COMPACT_SELECT;
 const uint TILE = WORKGROUP_SIZE * ITEMS;
+const uint VEC = 128u / KEY_BITS;            // keys of one 16-byte load
+const uint ROWS = ITEMS / VEC;
+const uint SEGMENT = SUBGROUP_SIZE * ITEMS;  // the keys of one subgroup
+const uint VEC_MASK = (1u << VEC) - 1u;
 
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer Program { gs_predicate_op ops[]; };
 #if KEY_BITS == 64
@@ -43,7 +51,6 @@ layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer Pro
 #else
 #define key_vector_t uvec4
 #endif
-const uint KEYS_PER_VECTOR = 128u / KEY_BITS;
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer KeyVectors { key_vector_t vectors[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) writeonly buffer Indices { uint indices[]; };
 #ifdef REDUCE_BY_KEY
@@ -86,33 +93,52 @@ key_t comparable(key_t k) {
   return key_to_ordered(k);
 }
 
+// One step of the program on one key: `stack` holds truth values, the top in bit 0 (the
+// parser bounds the depth to 32).
+void apply_op(uint code, key_t a, key_t b, key_t k, key_t o, bool nan, inout uint stack) {
+  bool r = false;
+  switch (code) {
+  case GS_PRED_LT: r = !nan && o < a; break;
+  case GS_PRED_LE: r = !nan && o <= a; break;
+  case GS_PRED_GT: r = !nan && o > a; break;
+  case GS_PRED_GE: r = !nan && o >= a; break;
+  case GS_PRED_EQ: r = !nan && o == a; break;
+  case GS_PRED_NE: r = nan || o != a; break;
+  case GS_PRED_RANGE: r = !nan && a <= o && o < b; break;
+  case GS_PRED_ISNAN: r = nan; break;
+  case GS_PRED_NOTNAN: r = !nan; break;
+  case GS_PRED_MASK_EQ: r = (k & a) == b; break;
+  case GS_PRED_MASK_NE: r = (k & a) != b; break;
+  case GS_PRED_NOT: r = (stack & 1u) == 0u; stack >>= 1; break;
+  case GS_PRED_AND: r = (stack & 3u) == 3u; stack >>= 2; break;
+  case GS_PRED_OR: r = (stack & 3u) != 0u; stack >>= 2; break;
+  }
+  stack = (stack << 1) | (r ? 1u : 0u);
+}
+
 bool satisfies(key_t k) {
-  const key_t o = comparable(k);
-  const bool nan = is_nan(k);
-  uint stack = 0u; // truth values, the top in bit 0 (the parser bounds the depth to 32)
+  uint stack = 0u;
   for (uint i = 0u; i < pc.program_length; i++) {
-    const gs_predicate_op op = Program(pc.program).ops[i]; // the same for every key: cached
-    const key_t a = constant_of(op.a_lo, op.a_hi), b = constant_of(op.b_lo, op.b_hi);
-    bool r = false;
-    switch (op.code) {
-    case GS_PRED_LT: r = !nan && o < a; break;
-    case GS_PRED_LE: r = !nan && o <= a; break;
-    case GS_PRED_GT: r = !nan && o > a; break;
-    case GS_PRED_GE: r = !nan && o >= a; break;
-    case GS_PRED_EQ: r = !nan && o == a; break;
-    case GS_PRED_NE: r = nan || o != a; break;
-    case GS_PRED_RANGE: r = !nan && a <= o && o < b; break;
-    case GS_PRED_ISNAN: r = nan; break;
-    case GS_PRED_NOTNAN: r = !nan; break;
-    case GS_PRED_MASK_EQ: r = (k & a) == b; break;
-    case GS_PRED_MASK_NE: r = (k & a) != b; break;
-    case GS_PRED_NOT: r = (stack & 1u) == 0u; stack >>= 1; break;
-    case GS_PRED_AND: r = (stack & 3u) == 3u; stack >>= 2; break;
-    case GS_PRED_OR: r = (stack & 3u) != 0u; stack >>= 2; break;
-    }
-    stack = (stack << 1) | (r ? 1u : 0u);
+    const gs_predicate_op op = Program(pc.program).ops[i];
+    apply_op(op.code, constant_of(op.a_lo, op.a_hi), constant_of(op.b_lo, op.b_hi), k, comparable(k), is_nan(k), stack);
   }
   return (stack & 1u) != 0u;
+}
+
+// The flags of this invocation's keys: the program runs once, each step over all of them (its
+// ops are read once per invocation, not once per key).
+uint satisfied_flags(key_t keys[ITEMS]) {
+  key_t ordered[ITEMS];
+  uint stacks[ITEMS];
+  [[unroll]] for (uint j = 0u; j < ITEMS; j++) ordered[j] = comparable(keys[j]), stacks[j] = 0u;
+  for (uint i = 0u; i < pc.program_length; i++) {
+    const gs_predicate_op op = Program(pc.program).ops[i];
+    const key_t a = constant_of(op.a_lo, op.a_hi), b = constant_of(op.b_lo, op.b_hi);
+    [[unroll]] for (uint j = 0u; j < ITEMS; j++) apply_op(op.code, a, b, keys[j], ordered[j], is_nan(keys[j]), stacks[j]);
+  }
+  uint flags = 0u;
+  [[unroll]] for (uint j = 0u; j < ITEMS; j++) flags |= (stacks[j] & 1u) << j;
+  return flags;
 }
 
 // ---- Keys and flags ----
@@ -146,19 +172,22 @@ void write_index(uint at, uint g) {
     Indices(pc.indices_out).indices[at * words + w] = WordArray(pc.values_in).words[g * words + w];
 }
 
-// Fallback of the count look-back: the flags of (full, earlier) tile t, counted by subgroup 0.
-uint count_tile_by_subgroup(uint t) {
+// The look-backs below run in one invocation, with no subgroup operation: on an NVIDIA H200
+// this kernel's subgroup-wide walks (ballots over 32 predecessors) read wrong prefixes in a
+// few tile shapes, the same ones every run, which single-invocation walks never did; a tile's
+// predecessor has nearly always posted by the time it looks, so the walk is short.
+
+// Fallback of the count look-back: the flags of (full, earlier) tile t, counted here.
+uint count_tile(uint t) {
   uint count = 0u;
-  for (uint i = gl_SubgroupInvocationID; i < TILE; i += SUBGROUP_SIZE) {
+  for (uint i = 0u; i < TILE; i++) {
     const uint g = t * TILE + i;
     if (g < pc.n && kept(g, key_at(g))) count++;
   }
-  return subgroupAdd(count);
+  return count;
 }
 
-// The number kept in all tiles before `tile`, in subgroup 0, which posts the tile's inclusive
-// count on the way. Every lane posts (the same word): no lane runs ahead of the others into the
-// walk's ballots (a device may not reconverge a subgroup after one lane's branch).
+// The number kept in all tiles before `tile`; posts the tile's inclusive count on the way.
 uint count_before(uint tile, uint tile_count) {
   if (tile == 0u) {
     lookback_post(0u, LOOKBACK_INCLUSIVE | tile_count);
@@ -167,10 +196,10 @@ uint count_before(uint tile, uint tile_count) {
   lookback_post(tile, LOOKBACK_AGGREGATE | tile_count);
   uint next = tile - 1u, prefix = 0u;
   for (;;) {
-    lookback_walk_subgroup(next, prefix, 0u, 1u);
+    lookback_walk(next, prefix, 0u, 1u);
     if (next == LOOKBACK_DONE) break;
     // tile `next` keeps us waiting: count it ourselves and go on past it
-    const uint count = count_tile_by_subgroup(next);
+    const uint count = count_tile(next);
     lookback_post_if_empty(next, (next == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | count);
     prefix += count;
     if (next == 0u) break;
@@ -199,84 +228,135 @@ void segment_combine(inout bool head, inout rep_t value, bool later_head, rep_t 
 }
 
 // Fallback of the value look-back: tile t's values from its last run head on (then
-// `inclusive`: nothing before it counts), by subgroup 0.
-rep_t reduce_tile_by_subgroup(uint t, out bool inclusive) {
-  uint last_head = 0u;
-  bool any_head = false;
-  for (uint i = gl_SubgroupInvocationID; i < TILE; i += SUBGROUP_SIZE) {
-    const uint g = t * TILE + i;
-    if (g < pc.n && starts_run(g, key_at(g))) {
-      any_head = true;
-      last_head = i;
-    }
-  }
-  inclusive = subgroupAny(any_head);
-  const uint from = inclusive ? subgroupMax(any_head ? last_head : 0u) : 0u;
+// `inclusive`: nothing before it counts), computed here.
+rep_t reduce_tile(uint t, out bool inclusive) {
   rep_t sum = rep_identity();
-  for (uint i = gl_SubgroupInvocationID; i < TILE; i += SUBGROUP_SIZE) // (the same trip count in every lane)
-    if (i >= from) sum = combine(sum, value_at(t * TILE + i));
-  return subgroup_reduce(sum);
+  inclusive = false;
+  for (uint i = 0u; i < TILE; i++) {
+    const uint g = t * TILE + i;
+    if (g >= pc.n) break;
+    if (starts_run(g, key_at(g))) sum = rep_identity(), inclusive = true;
+    sum = combine(sum, value_at(g));
+  }
+  return sum;
 }
 #include "lib/scan_lookback.glsl"
 #endif
 
+// 64-bit keys cross lanes as two 32-bit halves.
+key_t shuffle_up_key(key_t k) {
+#if KEY_BITS == 64
+  return packUint2x32(subgroupShuffleUp(unpackUint2x32(k), 1u));
+#else
+  return subgroupShuffleUp(k, 1u);
+#endif
+}
+
+key_t shuffle_key(key_t k, uint lane) {
+#if KEY_BITS == 64
+  return packUint2x32(subgroupShuffle(unpackUint2x32(k), lane));
+#else
+  return subgroupShuffle(k, lane);
+#endif
+}
+
 void main() {
-  const uint lid = gl_LocalInvocationID.x;
+  const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
   if (lid == 0u) s_ticket = atomicAdd(WordArray(pc.control).words[0], 1u);
   barrier();
   const uint tile = s_ticket;
   if (tile >= pc.tiles) return; // surplus workgroup of a folded dispatch
 
-  // 1. This invocation's keys and flags, and their ranks in the tile.
-  const uint first = tile * TILE + lid * ITEMS;
+  // 1. This invocation's keys: key i = r * VEC + k sits at row_first(r) + k.
+  const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
   key_t keys[ITEMS];
-  if (first + ITEMS <= pc.n && ITEMS % KEYS_PER_VECTOR == 0u) { // 16-byte loads
-    [[unroll]] for (uint j = 0u; j < ITEMS; j += KEYS_PER_VECTOR) {
-      const key_vector_t v = KeyVectors(pc.keys_in).vectors[(first + j) / KEYS_PER_VECTOR];
-      [[unroll]] for (uint k = 0u; k < KEYS_PER_VECTOR; k++) keys[j + k] = v[k];
+  [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+    const uint first = segment_first + (r * SUBGROUP_SIZE + lane) * VEC;
+    if ((pc.flags & GS_COMPACT_ALIGNED) != 0u && first + VEC <= pc.n) {
+      const key_vector_t v = KeyVectors(pc.keys_in).vectors[first / VEC];
+      [[unroll]] for (uint k = 0u; k < VEC; k++) keys[r * VEC + k] = v[k];
+    } else {
+      [[unroll]] for (uint k = 0u; k < VEC; k++) keys[r * VEC + k] = first + k < pc.n ? key_at(first + k) : key_t(0);
     }
-  } else {
-    [[unroll]] for (uint j = 0u; j < ITEMS; j++) keys[j] = first + j < pc.n ? key_at(first + j) : key_t(0);
   }
-  uint flags = 0u; // bit j: key first + j is kept
-  [[unroll]] for (uint j = 0u; j < ITEMS; j++)
-    if (kept(first + j, keys[j])) flags |= 1u << j;
-  const uint mine = bitCount(flags);
-  const uint before_mine = workgroup_exclusive_add(mine);
-  if (lid == WORKGROUP_SIZE - 1u) s_tile_count = before_mine + mine;
+
+  // Flags (bit i: key i is kept), and the keys kept before each row of this lane in the segment.
+  uint flags = 0u;
+  if (MODE == GS_COMPACT_SELECT || MODE == GS_COMPACT_PARTITION) {
+    flags = satisfied_flags(keys);
+  } else { // a run starts where a key differs from the one before it
+    key_t before_row = key_t(0); // the key before this row's first, for lane 0
+    const bool segment_opens_run = segment_first == 0u && (pc.flags & GS_COMPACT_PREVIOUS) == 0u;
+    if (segment_first == 0u) before_row = constant_of(pc.prev_lo, pc.prev_hi);
+    else if (segment_first <= pc.n) before_row = key_at(segment_first - 1u);
+    [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+      const key_t lane_before = shuffle_up_key(keys[r * VEC + VEC - 1u]);
+      const key_t previous = lane == 0u ? before_row : lane_before;
+      [[unroll]] for (uint k = 0u; k < VEC; k++) {
+        const uint i = r * VEC + k;
+        const bool opens = k == 0u ? (r == 0u && lane == 0u && segment_opens_run) || keys[i] != previous
+                                   : keys[i] != keys[i - 1u];
+        if (opens) flags |= 1u << i;
+      }
+      before_row = shuffle_key(keys[r * VEC + VEC - 1u], SUBGROUP_SIZE - 1u);
+    }
+  }
+  [[unroll]] for (uint r = 0u; r < ROWS; r++) { // keys past n are never kept
+    const uint first = segment_first + (r * SUBGROUP_SIZE + lane) * VEC;
+    [[unroll]] for (uint k = 0u; k < VEC; k++)
+      if (first + k >= pc.n) flags &= ~(1u << (r * VEC + k));
+  }
+  uint kept_before_row[ROWS];
+  uint segment_kept = 0u;
+  [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+    const uint mine = bitCount((flags >> (r * VEC)) & VEC_MASK);
+    kept_before_row[r] = segment_kept + subgroupExclusiveAdd(mine);
+    segment_kept += subgroupAdd(mine);
+  }
+  // the subgroups' counts in the tile (lane 0 carries its segment's count)
+  const uint kept_before_segment = subgroupShuffle(workgroup_exclusive_add(lane == 0u ? segment_kept : 0u), 0u);
+  if (gl_SubgroupID == NUM_SUBGROUPS - 1u && lane == 0u) s_tile_count = kept_before_segment + segment_kept;
   barrier();
 
 #ifdef REDUCE_BY_KEY
-  // This invocation's values: each one's combination since its run's head (or since the
-  // invocation's first key), and the invocation's own (head, value) summary.
+  // Values along the runs. running[i]: the values of key i's run since its row-chunk's first
+  // key (or since its head); per row, (head_before_row, value_before_row): everything in the
+  // segment before this lane's chunk, as a segmented scan's (head, value) pair.
   rep_t running[ITEMS];
-  bool head_mine = false;
-  rep_t value_mine = rep_identity();
-  [[unroll]] for (uint j = 0u; j < ITEMS; j++) {
-    segment_combine(head_mine, value_mine, (flags & (1u << j)) != 0u, value_at(first + j));
-    running[j] = value_mine;
-  }
-  // Segmented exclusive scan of the summaries over the tile: in the subgroup by doubling
-  // steps, then over the subgroups' totals.
-  const uint lane = gl_SubgroupInvocationID;
-  bool head_in = head_mine;
-  rep_t value_in = value_mine;
-  for (uint d = 1u; d < SUBGROUP_SIZE; d <<= 1) {
-    const bool head_up = subgroupShuffleUp(head_in, d);
-    const rep_t value_up = subgroupShuffleUp(value_in, d);
-    if (lane >= d) {
-      bool h = head_up;
-      rep_t v = value_up;
-      segment_combine(h, v, head_in, value_in);
-      head_in = h, value_in = v;
+  bool head_before_row[ROWS];
+  rep_t value_before_row[ROWS];
+  bool segment_head = false;
+  rep_t segment_value = rep_identity();
+  [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+    bool head_in = false;
+    rep_t value_in = rep_identity();
+    const uint first = segment_first + (r * SUBGROUP_SIZE + lane) * VEC;
+    [[unroll]] for (uint k = 0u; k < VEC; k++) {
+      const uint i = r * VEC + k;
+      segment_combine(head_in, value_in, (flags & (1u << i)) != 0u, value_at(first + k));
+      running[i] = value_in;
     }
+    for (uint d = 1u; d < SUBGROUP_SIZE; d <<= 1) { // inclusive segmented scan over the lanes
+      const bool head_up = subgroupShuffleUp(head_in, d);
+      const rep_t value_up = subgroupShuffleUp(value_in, d);
+      if (lane >= d) {
+        bool h = head_up;
+        rep_t v = value_up;
+        segment_combine(h, v, head_in, value_in);
+        head_in = h, value_in = v;
+      }
+    }
+    bool h = subgroupShuffleUp(head_in, 1u);
+    rep_t v = subgroupShuffleUp(value_in, 1u);
+    if (lane == 0u) h = false, v = rep_identity();
+    head_before_row[r] = segment_head, value_before_row[r] = segment_value;
+    segment_combine(head_before_row[r], value_before_row[r], h, v);
+    segment_combine(segment_head, segment_value, subgroupShuffle(head_in, SUBGROUP_SIZE - 1u),
+                    subgroupShuffle(value_in, SUBGROUP_SIZE - 1u));
   }
-  if (lane == SUBGROUP_SIZE - 1u) s_segment_head[gl_SubgroupID] = head_in, s_segment_value[gl_SubgroupID] = value_in;
-  bool head_before = subgroupShuffleUp(head_in, 1u);
-  rep_t value_before = subgroupShuffleUp(value_in, 1u);
-  if (lane == 0u) head_before = false, value_before = rep_identity();
+  if (lane == 0u) s_segment_head[gl_SubgroupID] = segment_head, s_segment_value[gl_SubgroupID] = segment_value;
   barrier();
-  if (lid == 0u) { // the subgroups' totals to exclusive prefixes, and the tile's summary
+  if (lid == 0u) { // the segments' summaries to exclusive prefixes, and the tile's summary
     bool h = false;
     rep_t v = rep_identity();
     for (uint s = 0u; s < NUM_SUBGROUPS; s++) {
@@ -290,72 +370,82 @@ void main() {
     s_value_before = v; // (the tile's summary, until the look-back below)
   }
   barrier();
-  {
-    bool h = s_segment_head[gl_SubgroupID];
-    rep_t v = s_segment_value[gl_SubgroupID];
-    segment_combine(h, v, head_before, value_before);
-    head_before = h, value_before = v; // everything in the tile before this invocation
-  }
+  const bool head_before_segment = s_segment_head[gl_SubgroupID];
+  const rep_t value_before_segment = s_segment_value[gl_SubgroupID];
   const bool tile_has_head = s_tile_count != 0u;
   const bool first_is_head = tile * TILE < pc.n && starts_run(tile * TILE, key_at(tile * TILE));
+  // whether the key after each lane's chunk opens a run: the next lane's first flag, lane 0's
+  // of the next row, or (the segment's last key) the next segment's first key
+  const uint next_lane_flags = subgroupShuffleDown(flags, 1u), lane0_flags = subgroupShuffle(flags, 0u);
+  const uint segment_end = segment_first + SEGMENT;
+  const bool next_segment_opens = segment_end >= pc.n || starts_run(segment_end, key_at(segment_end));
 #endif
 
   // 2. The count kept before this tile.
-  if (gl_SubgroupID == 0u) {
-    const uint before = count_before(tile, s_tile_count);
-    s_count_before = before; // (by every lane: see count_before)
+  if (lid == 0u) {
+    s_count_before = count_before(tile, s_tile_count);
 #ifdef REDUCE_BY_KEY
     // 3. The value of the run open at the tile's start, from the tiles before.
     if (!first_is_head) {
-      const rep_t tile_value = s_value_before;
-      const rep_t prefix = scan_look_back(tile);
-      if (gl_SubgroupInvocationID == 0u) {
-        if (!tile_has_head) scan_post(tile, SCAN_INCLUSIVE, combine(prefix, tile_value));
-        s_value_before = prefix;
-      }
+      const rep_t prefix = scan_look_back_serial(tile);
+      if (!tile_has_head) scan_post(tile, SCAN_INCLUSIVE, combine(prefix, s_value_before));
+      s_value_before = prefix;
     }
 #endif
   }
   barrier();
   if (tile + 1u == pc.tiles && lid == 0u) WordArray(pc.control).words[1] = s_count_before + s_tile_count;
 
-  // 4. Everything kept to its place.
-  uint at = s_count_before + before_mine; // output index of this invocation's next kept key
+  // 4. Everything kept to its place, row by row.
+  const uint kept_before = s_count_before + kept_before_segment;
 #ifdef REDUCE_BY_KEY
   const rep_t open_run = first_is_head ? rep_identity() : s_value_before;
-  [[unroll]] for (uint j = 0u; j < ITEMS; j++) {
-    const uint g = first + j;
-    if (g >= pc.n) break;
-    const bool head = (flags & (1u << j)) != 0u;
-    if (head) {
-      if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = keys[j];
-      if ((pc.flags & GS_COMPACT_INDICES) != 0u) Indices(pc.indices_out).indices[at] = g;
-      at++;
-    }
-    // the run ends here: its value, with what came before this invocation if it started there
-    const bool ends = g + 1u == pc.n || (j + 1u < ITEMS ? (flags & (2u << j)) != 0u : starts_run(g + 1u, key_at(g + 1u)));
-    if (ends) {
-      const bool started_here = (flags & ((2u << j) - 1u)) != 0u;
-      rep_t value = running[j];
-      if (!started_here) {
-        value = combine(value_before, value);
-        if (!head_before) value = combine(open_run, value);
+  [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+    uint at = kept_before + kept_before_row[r]; // output index of this lane's next head
+    const uint first = segment_first + (r * SUBGROUP_SIZE + lane) * VEC;
+    [[unroll]] for (uint k = 0u; k < VEC; k++) {
+      const uint i = r * VEC + k, g = first + k;
+      if (g >= pc.n) break;
+      if ((flags & (1u << i)) != 0u) {
+        if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = keys[i];
+        if ((pc.flags & GS_COMPACT_INDICES) != 0u) Indices(pc.indices_out).indices[at] = g;
+        at++;
       }
-      AccArray(pc.values_out).values[at - 1u] = bits_from_rep(value);
+      bool ends; // the key after g opens a run (or there is none)
+      if (g + 1u == pc.n) ends = true;
+      else if (k + 1u < VEC) ends = (flags & (2u << i)) != 0u;
+      else if (lane + 1u < SUBGROUP_SIZE) ends = (next_lane_flags & (1u << (r * VEC))) != 0u;
+      else if (r + 1u < ROWS) ends = (lane0_flags & (1u << ((r + 1u) * VEC))) != 0u;
+      else ends = next_segment_opens;
+      if (ends) { // the run's value, with what came before this chunk if it started there
+        rep_t value = running[i];
+        if ((flags & (((2u << k) - 1u) << (r * VEC))) == 0u) {
+          value = combine(value_before_row[r], value);
+          if (!head_before_row[r]) {
+            value = combine(value_before_segment, value);
+            if (!head_before_segment) value = combine(open_run, value);
+          }
+        }
+        AccArray(pc.values_out).values[at - 1u] = bits_from_rep(value);
+      }
     }
   }
 #else
-  [[unroll]] for (uint j = 0u; j < ITEMS; j++) {
-    const uint g = first + j;
-    if ((flags & (1u << j)) != 0u) {
-      if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = keys[j];
-      if ((pc.flags & GS_COMPACT_INDICES) != 0u) write_index(at, g);
-      at++;
-    } else if (MODE == GS_COMPACT_PARTITION && g < pc.n) {
-      // rejected: from the end backwards; g - at of them came before this one
-      const uint back = pc.n - 1u - (g - at);
-      if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[back] = keys[j];
-      if ((pc.flags & GS_COMPACT_INDICES) != 0u) write_index(back, g);
+  [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+    uint at = kept_before + kept_before_row[r]; // output index of this lane's next kept key
+    const uint first = segment_first + (r * SUBGROUP_SIZE + lane) * VEC;
+    [[unroll]] for (uint k = 0u; k < VEC; k++) {
+      const uint i = r * VEC + k, g = first + k;
+      if ((flags & (1u << i)) != 0u) {
+        if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = keys[i];
+        if ((pc.flags & GS_COMPACT_INDICES) != 0u) write_index(at, g);
+        at++;
+      } else if (MODE == GS_COMPACT_PARTITION && g < pc.n) {
+        // rejected: from the end backwards; g - at of them came before this one
+        const uint back = pc.n - 1u - (g - at);
+        if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[back] = keys[i];
+        if ((pc.flags & GS_COMPACT_INDICES) != 0u) write_index(back, g);
+      }
     }
   }
 #endif

@@ -186,6 +186,7 @@ GS_BLOCK_END(gs_scan_push)
 #define GS_COMPACT_CARRY 64u      /* not reduce-by-key: indices_out receives each kept key's value
                                      (values_in's words at its position) instead of its position */
 #define GS_COMPACT_CARRY_WIDE 128u /* with CARRY: values of two words */
+#define GS_COMPACT_ALIGNED 256u   /* keys_in is 16-byte aligned: keys are read 16 bytes at a time */
 GS_BLOCK_BEGIN(gs_compact_push)
   GS_ADDRESS keys_in;
   GS_ADDRESS keys_out;

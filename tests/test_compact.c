@@ -7,6 +7,7 @@
  *                         boundary, with runs within tiles, across them and over many; run
  *                         lengths (reduce-by-key of ones) into u32 and u64
  *   test_compact small    a few of each (for runs under the validation layer)
+ *   test_compact MODE TYPE   only keys of TYPE (u32, i32, f32, u64, i64, f64)
  *   (run matrix with GPUSORT_LOOKBACK_SPIN=1 for the look-back fallback) */
 #include <math.h>
 #include <stdio.h>
@@ -525,7 +526,8 @@ int main(int argc, char **argv) {
   }
   t.dev = &t.ctx.dev;
   printf("device: %s, subgroup %u, mode %s\n", t.dev->info.name, t.dev->subgroup_size, mode);
-  for (size_t i = 0; i < 6; i++) run_type(&t, all_types[i]);
+  for (size_t i = 0; i < 6; i++)
+    if (argc < 3 || strcmp(argv[2], gs_key_info_of(all_types[i])->name) == 0) run_type(&t, all_types[i]);
   printf("%d checks, %d failures\n", t.checks, t.failures);
   gs_context_close(&t.ctx);
   return t.failures ? 1 : 0;

@@ -51,30 +51,3 @@ void lookback_walk(inout uint next, inout uint prefix, uint slot, uint stride) {
     }
   }
 }
-
-// The same walk by a whole subgroup, for one slot: lane l reads tile `next` - l, so one step
-// covers up to 32 predecessors (the lanes up to the first that is empty, stopping at the
-// nearest inclusive one). Every lane must call it, with the same arguments; all lanes return
-// the same `next` and `prefix`. The tiles before tile 0 count as an inclusive zero.
-void lookback_walk_subgroup(inout uint next, inout uint prefix, uint slot, uint stride) {
-  const uint lane = gl_SubgroupInvocationID;
-  const uint window = SUBGROUP_SIZE < 32u ? SUBGROUP_SIZE : 32u; // the lanes of the ballot's first word
-  uint spins = 0u;
-  while (next != LOOKBACK_DONE && spins < LOOKBACK_SPIN_LIMIT) {
-    uint word = LOOKBACK_EMPTY; // lanes outside the window stay out of the ballots' first word
-    if (lane < window) word = next >= lane ? lookback_poll((next - lane) * stride + slot) : LOOKBACK_INCLUSIVE;
-    const uint status = word & LOOKBACK_STATUS;
-    const uint inclusive_lanes = subgroupBallot(status == LOOKBACK_INCLUSIVE).x;
-    const uint empty_lanes = subgroupBallot(status == LOOKBACK_EMPTY).x;
-    const uint first_inclusive = inclusive_lanes != 0u ? findLSB(inclusive_lanes) : window;
-    const uint first_empty = empty_lanes != 0u ? findLSB(empty_lanes) : window;
-    const uint take = first_inclusive < first_empty ? first_inclusive + 1u : first_empty;
-    prefix += subgroupAdd(lane < take ? word & LOOKBACK_COUNT : 0u);
-    if (first_inclusive < first_empty) {
-      next = LOOKBACK_DONE;
-    } else {
-      next -= take; // (take == window: a whole window of aggregates)
-      spins = take > 0u ? 0u : spins + 1u;
-    }
-  }
-}

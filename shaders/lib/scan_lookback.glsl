@@ -14,8 +14,10 @@
 // Requires: push constants `pc` with the descriptors' address in `pc.tile_data` (a
 // PackedDescriptors reference type for the packed layout) and the carry's in `pc.carry_in`,
 // an AccArray reference type, lib/scan_ops.glsl, and a function
-// rep_t reduce_tile_by_subgroup(uint tile, out bool inclusive), where `inclusive` says that
-// the value already holds everything before (a segmented scan's tile that starts a segment).
+// rep_t reduce_tile_by_subgroup(uint tile, out bool inclusive) (for scan_look_back) or
+// rep_t reduce_tile(uint tile, out bool inclusive) (for SCAN_LOOK_BACK_SERIAL's
+// scan_look_back_serial), where `inclusive` says that the value already holds everything
+// before (a segmented scan's tile that starts a segment).
 
 const uint SCAN_EMPTY = 0u, SCAN_AGGREGATE = 1u, SCAN_INCLUSIVE = 2u;
 #ifdef SPLIT_DESCRIPTORS
@@ -72,6 +74,31 @@ rep_t scan_initial_prefix() {
   return (pc.flags & GS_SCAN_CARRY_IN) != 0u ? rep_from_bits(AccArray(pc.carry_in).values[0]) : rep_identity();
 }
 
+#ifdef SCAN_LOOK_BACK_SERIAL
+// The combination of all tiles before `tile` (tile > 0), by one invocation, one predecessor at
+// a time.
+rep_t scan_look_back_serial(uint tile) {
+  rep_t prefix = rep_identity();
+  uint end = tile, spins = 0u; // tiles [0, end) are not yet accounted for
+  while (end > 0u) {
+    rep_t value;
+    const uint status = scan_poll(end - 1u, value);
+    if (status != SCAN_EMPTY) {
+      prefix = combine(value, prefix);
+      if (status == SCAN_INCLUSIVE) return prefix;
+      end--;
+      spins = 0u;
+    } else if (++spins >= LOOKBACK_SPIN_LIMIT) { // tile end - 1 keeps us waiting: reduce it ourselves
+      bool inclusive;
+      prefix = combine(reduce_tile(end - 1u, inclusive), prefix);
+      if (inclusive) return prefix;
+      end--;
+      spins = 0u;
+    }
+  }
+  return combine(scan_initial_prefix(), prefix);
+}
+#else
 // The combination of all tiles before `tile` (tile > 0), in subgroup 0. Lane l reads tile
 // end - 1 - l; the lanes up to the nearest inclusive descriptor are combined in one subgroup
 // reduction. Before the first tile stands an inclusive descriptor of the initial prefix
@@ -116,3 +143,4 @@ rep_t scan_look_back(uint tile) {
   }
   return prefix;
 }
+#endif

@@ -427,13 +427,27 @@ typedef struct {
   const uint32_t *want;
   uint64_t at;
   bool ok;
+  uint64_t first_wrong; /* where !ok: the first word that differs, and what it held */
+  uint32_t got;
 } words_check;
 
 static int check_words(void *ctx, const void *const *fields, size_t count) {
   words_check *c = ctx;
-  if (c->ok && memcmp(fields[0], c->want + c->at, count * 4) != 0) c->ok = false;
+  if (c->ok && memcmp(fields[0], c->want + c->at, count * 4) != 0) {
+    const uint32_t *got = fields[0];
+    size_t i = 0;
+    while (got[i] == c->want[c->at + i]) i++;
+    c->ok = false, c->first_wrong = c->at + i, c->got = got[i];
+  }
   c->at += count;
   return GPUSORT_OK;
+}
+
+/* "keys from index 5: 7, want 8": the first of a check's words that differ */
+static void describe_wrong(const char *what, const words_check *c, char *out, size_t size) {
+  if (!c->ok && !out[0])
+    snprintf(out, size, "%s from index %llu: %u, want %u", what, (unsigned long long)c->first_wrong, c->got,
+             c->want[c->first_wrong]);
 }
 
 int gs_bench_compact(gs_context *c, uint64_t n, unsigned reps, gpusort_bench_scan_result *result) {
@@ -503,10 +517,10 @@ int gs_bench_compact(gs_context *c, uint64_t n, unsigned reps, gpusort_bench_sca
     /* the last run's count and outputs against the host's */
     const uint64_t m = expected_compaction(cc, cc->sorted_keys ? sorted_keys : keys, keys, n, want_keys, want_values);
     const uint32_t want_total = (uint32_t)m;
-    words_check total_ok = {&want_total, 0, true};
+    words_check total_ok = {.want = &want_total, .ok = true};
     gs_field total_field = {gs_subrange(gs_buffer_range(&state), GS_COMPACT_TOTAL_OFFSET, 4), 0, 4};
     if ((rc = gs_download_fields(&down, &total_field, 1, 1, check_words, &total_ok, &stats))) break;
-    words_check keys_ok = {want_keys, 0, true}, values_ok = {want_values, 0, true};
+    words_check keys_ok = {.want = want_keys, .ok = true}, values_ok = {.want = want_values, .ok = true};
     const uint64_t written = cc->config.mode == GS_COMPACT_PARTITION ? n : m;
     gs_field kf = {gs_buffer_range(&keys_out), 0, 4}, vf = {gs_buffer_range(&values_out), 0, 4};
     if (!rc && written) rc = gs_download_fields(&down, &kf, 1, written, check_words, &keys_ok, &stats);
@@ -516,9 +530,14 @@ int gs_bench_compact(gs_context *c, uint64_t n, unsigned reps, gpusort_bench_sca
     snprintf(result->algorithm[i].name, sizeof result->algorithm[i].name, "%s", cc->name);
     result->algorithm[i].seconds = seconds;
     result->algorithm[i].checked = total_ok.ok && keys_ok.ok && values_ok.ok;
-    if (!result->algorithm[i].checked)
-      rc = gs_fail(GPUSORT_ERROR_VERIFY, "the benchmark's %s of %llu keys gave a wrong result", cc->name,
-                   (unsigned long long)n);
+    if (!result->algorithm[i].checked) {
+      char detail[128] = "";
+      describe_wrong("the count", &total_ok, detail, sizeof detail);
+      describe_wrong("keys", &keys_ok, detail, sizeof detail);
+      describe_wrong("values", &values_ok, detail, sizeof detail);
+      rc = gs_fail(GPUSORT_ERROR_VERIFY, "the benchmark's %s of %llu keys gave a wrong result: %s of %llu", cc->name,
+                   (unsigned long long)n, detail, (unsigned long long)m);
+    }
   }
   free(keys), free(sorted_keys), free(want_keys), free(want_values);
   gs_stager_destroy(&up);

@@ -57,12 +57,13 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   if (rc) return rc;
   /* the scan's tile shape: as many keys per workgroup as a scan tile holds elements */
   const unsigned key_bytes = gs_key_info_of(config->key)->bytes;
-  /* at most 256 invocations: with 512 on the H100 (a 128-register cap, the tile's 32 keys per
-   * invocation spilled), partition and reduce-by-key lost counts of earlier tiles in 1 check in 6;
-   * with 256, none did (see tests/test_compact.c) */
+  /* At most 256 invocations and 4 rows of 16 bytes each (16 u32 or 8 u64 keys): on an H200,
+   * `bench --compact` of 2^26 u32 keys (GPUSORT_SCAN_ROWS, GPUSORT_SCAN_WORKGROUP) selected in
+   * 0.37 ms at 256 x 4 rows, 0.44 at 256 x 2, 0.74 at 256 x 1 (CUB: 0.16), and 8 rows were
+   * slower still: 1.7 ms, and a waiting tile's recount of 8192 keys by one invocation. */
   c->workgroup_size = device_config->scan_workgroup_size < 256 ? device_config->scan_workgroup_size : 256;
-  c->items = device_config->scan_rows * (key_bytes == 8 ? 2 : 4);
-  if (c->items > 32) c->items = 32; /* a bit mask of an invocation's flags */
+  const uint32_t rows = device_config->scan_rows < 4 ? device_config->scan_rows : 4;
+  c->items = rows * (key_bytes == 8 ? 2 : 4);
   if (c->workgroup_size % dev->subgroup_size || c->workgroup_size > dev->info.max_workgroup_size ||
       c->workgroup_size < 64 || c->items == 0)
     return gs_fail(GPUSORT_ERROR_USAGE, "compaction tile of %u invocations x %u keys does not suit this device",
@@ -151,7 +152,8 @@ int gs_compact_record(const gs_compact *c, VkCommandBuffer cb, uint64_t n, const
                             .flags = outputs | (run->has_previous ? GS_COMPACT_PREVIOUS : 0) |
                                      (c->config.count_runs ? GS_COMPACT_COUNT_RUNS : 0) |
                                      (run->carry_words ? GS_COMPACT_CARRY : 0) |
-                                     (run->carry_words == 2 ? GS_COMPACT_CARRY_WIDE : 0),
+                                     (run->carry_words == 2 ? GS_COMPACT_CARRY_WIDE : 0) |
+                                     (run->keys_in.address % 16 == 0 ? GS_COMPACT_ALIGNED : 0),
                             .program_length = selects ? run->program_length : 0,
                             .prev_lo = (uint32_t)run->previous_bits,
                             .prev_hi = (uint32_t)(run->previous_bits >> 32)};
