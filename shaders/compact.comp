@@ -8,7 +8,7 @@
 // that one 16-byte load brings (as the scan's tiles do). So every load and store of a row is
 // one contiguous stretch of the subgroup's lanes: kept keys of a row land side by side in the
 // output, where an invocation holding ITEMS consecutive keys wrote 32 scattered places at
-// once (on an H100 that layout ran at a quarter of this one's speed). Per tile:
+// once. Per tile:
 //   1. flag each key (predicate, or "first of a run of equal keys"), rank the flags of each
 //      row across the subgroup, and the subgroups' counts in the tile;
 //   2. post the tile's count and look back for the count kept before it (lib/lookback.glsl:
@@ -174,8 +174,9 @@ void write_index(uint at, uint g) {
 
 // The look-backs below run in one invocation, with no subgroup operation: on an NVIDIA H200
 // this kernel's subgroup-wide walks (ballots over 32 predecessors) read wrong prefixes in a
-// few tile shapes, the same ones every run, which single-invocation walks never did; a tile's
-// predecessor has nearly always posted by the time it looks, so the walk is short.
+// few tile shapes, the same ones every run, which single-invocation walks never did. The
+// price is speed at scale: a walk reads one descriptor at a time, and at 2^28 keys waiting
+// tiles queue behind one another.
 
 // Fallback of the count look-back: the flags of (full, earlier) tile t, counted here.
 uint count_tile(uint t) {
@@ -243,6 +244,9 @@ rep_t reduce_tile(uint t, out bool inclusive) {
 #include "lib/scan_lookback.glsl"
 #endif
 
+// The first of the VEC keys this lane holds in row r of the segment from segment_first.
+uint row_first(uint segment_first, uint r) { return segment_first + (r * SUBGROUP_SIZE + gl_SubgroupInvocationID) * VEC; }
+
 // 64-bit keys cross lanes as two 32-bit halves.
 key_t shuffle_up_key(key_t k) {
 #if KEY_BITS == 64
@@ -267,11 +271,11 @@ void main() {
   const uint tile = s_ticket;
   if (tile >= pc.tiles) return; // surplus workgroup of a folded dispatch
 
-  // 1. This invocation's keys: key i = r * VEC + k sits at row_first(r) + k.
+  // 1. This invocation's keys: key i = r * VEC + k sits at row_first(segment_first, r) + k.
   const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
   key_t keys[ITEMS];
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
-    const uint first = segment_first + (r * SUBGROUP_SIZE + lane) * VEC;
+    const uint first = row_first(segment_first, r);
     if ((pc.flags & GS_COMPACT_ALIGNED) != 0u && first + VEC <= pc.n) {
       const key_vector_t v = KeyVectors(pc.keys_in).vectors[first / VEC];
       [[unroll]] for (uint k = 0u; k < VEC; k++) keys[r * VEC + k] = v[k];
@@ -302,7 +306,7 @@ void main() {
     }
   }
   [[unroll]] for (uint r = 0u; r < ROWS; r++) { // keys past n are never kept
-    const uint first = segment_first + (r * SUBGROUP_SIZE + lane) * VEC;
+    const uint first = row_first(segment_first, r);
     [[unroll]] for (uint k = 0u; k < VEC; k++)
       if (first + k >= pc.n) flags &= ~(1u << (r * VEC + k));
   }
@@ -330,7 +334,7 @@ void main() {
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
     bool head_in = false;
     rep_t value_in = rep_identity();
-    const uint first = segment_first + (r * SUBGROUP_SIZE + lane) * VEC;
+    const uint first = row_first(segment_first, r);
     [[unroll]] for (uint k = 0u; k < VEC; k++) {
       const uint i = r * VEC + k;
       segment_combine(head_in, value_in, (flags & (1u << i)) != 0u, value_at(first + k));
@@ -402,7 +406,7 @@ void main() {
   const rep_t open_run = first_is_head ? rep_identity() : s_value_before;
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
     uint at = kept_before + kept_before_row[r]; // output index of this lane's next head
-    const uint first = segment_first + (r * SUBGROUP_SIZE + lane) * VEC;
+    const uint first = row_first(segment_first, r);
     [[unroll]] for (uint k = 0u; k < VEC; k++) {
       const uint i = r * VEC + k, g = first + k;
       if (g >= pc.n) break;
@@ -433,7 +437,7 @@ void main() {
 #else
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
     uint at = kept_before + kept_before_row[r]; // output index of this lane's next kept key
-    const uint first = segment_first + (r * SUBGROUP_SIZE + lane) * VEC;
+    const uint first = row_first(segment_first, r);
     [[unroll]] for (uint k = 0u; k < VEC; k++) {
       const uint i = r * VEC + k, g = first + k;
       if ((flags & (1u << i)) != 0u) {

@@ -515,8 +515,9 @@ int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "matrix";
   tester t = {0};
   t.small = strcmp(mode, "small") == 0;
-  if (!t.small && strcmp(mode, "matrix") != 0) {
-    fprintf(stderr, "usage: test_compact matrix|small\n");
+  gs_key_type only = GS_KEY_U32;
+  if ((!t.small && strcmp(mode, "matrix") != 0) || (argc > 2 && gs_key_type_from_name(argv[2], &only) != 0)) {
+    fprintf(stderr, "usage: test_compact matrix|small [u32|i32|f32|u64|i64|f64]\n");
     return 2;
   }
   gs_context_init(&t.ctx, -1, 60, 0);
@@ -527,7 +528,7 @@ int main(int argc, char **argv) {
   t.dev = &t.ctx.dev;
   printf("device: %s, subgroup %u, mode %s\n", t.dev->info.name, t.dev->subgroup_size, mode);
   for (size_t i = 0; i < 6; i++)
-    if (argc < 3 || strcmp(argv[2], gs_key_info_of(all_types[i])->name) == 0) run_type(&t, all_types[i]);
+    if (argc < 3 || all_types[i] == only) run_type(&t, all_types[i]);
   printf("%d checks, %d failures\n", t.checks, t.failures);
   gs_context_close(&t.ctx);
   return t.failures ? 1 : 0;
