@@ -226,31 +226,28 @@ int gs_output_reserve(gs_output *out, unsigned long long bytes) {
 }
 
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
-#endif
-
+/* A write fault on each page that changes nothing (an atomic add of 0). Not
+ * madvise(MADV_POPULATE_WRITE): that holds the process's mmap lock through each call, and the
+ * Vulkan driver, mapping memory while the device opens beside this, waited for it (the open
+ * took 100 ms longer on the GPU machine); single faults, under a kernel's per-VMA locks, hold
+ * it up far less (20 to 30 ms). */
 static void populate_range(void *arg, size_t begin, size_t end, unsigned worker) {
   (void)worker;
   unsigned char *map = arg;
   const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  begin &= ~(page - 1); /* the mapping starts on a page */
-  /* 2 MiB a call: a call holds the process's mmap lock throughout, and the Vulkan driver, which
-   * maps memory while the device opens beside this, waits for it */
-  const size_t step = (size_t)2 << 20;
-  for (size_t at = begin; at < end; at += step) {
-    const size_t bytes = end - at < step ? end - at : step;
-    if (madvise(map + at, bytes, MADV_POPULATE_WRITE) == 0) continue;
-    /* an older kernel: a write fault on each page that changes nothing (an atomic add of 0) */
-    for (size_t p = at; p < at + bytes; p += page) __atomic_fetch_add(map + p, 0, __ATOMIC_RELAXED);
-  }
+  for (size_t p = begin & ~(page - 1); p < end; p += page) __atomic_fetch_add(map + p, 0, __ATOMIC_RELAXED);
 }
+
+/* Four threads: on the GPU machine (ext4), 16 threads faulting one file's pages took 120 to
+ * 145 ms a GiB and 4 threads 86, the rest being contention in the file system and the page
+ * cache; each thread takes one long range. */
+enum { POPULATE_THREADS = 4 };
 
 static void *populate_all(void *arg) {
   gs_output *out = arg;
   const double t0 = gs_now();
-  /* each thread one long range: threads faulting neighbouring pages contend */
-  gs_parallel_for(out->map_bytes, (size_t)64 << 20, populate_range, out->map);
+  const size_t grain = out->map_bytes / POPULATE_THREADS + 1;
+  gs_parallel_for(out->map_bytes, grain < ((size_t)16 << 20) ? (size_t)16 << 20 : grain, populate_range, out->map);
   gs_trace("output's %zu MiB faulted in (%.1f ms)", out->map_bytes >> 20, (gs_now() - t0) * 1e3);
   return NULL;
 }

@@ -50,7 +50,7 @@ int gs_output_reserve(gs_output *out, unsigned long long bytes);
 unsigned char *gs_output_map(gs_output *out);
 
 /* Starts faulting in the reserved mapping's pages on other threads, while the caller does
- * other work (building pipelines, reading, sorting): copies into it then find their pages in
+ * other work (opening the device, reading, sorting): copies into it then find their pages in
  * place and run at memory speed, where page faults held an H100 host's 16 threads to 10 GB/s
  * (2 GB/s when each write covers 64 MiB). Writes wait for it to end. */
 void gs_output_populate(gs_output *out);

@@ -282,3 +282,42 @@ int gs_download(gs_stager *st, gs_range src, size_t bytes, gs_download_sink sink
   bytes_sink b = {sink, ctx};
   return gs_download_fields(st, &field, 1, bytes / 4, forward_bytes, &b, stats);
 }
+
+int gs_copy_imported(gs_device *dev, const gs_buffer *host, const gs_host_copy *copies, unsigned count, bool up,
+                     gs_transfer_stats *stats) {
+  const double start = gs_now();
+  const char *stage = up ? "uploading" : "downloading";
+  gs_submission sub = {0};
+  gs_timestamps ts = {0};
+  int rc;
+  if ((rc = gs_submission_init(dev, &sub)) || (rc = gs_timestamps_create(dev, &ts, 2)) ||
+      (rc = gs_submission_begin(dev, &sub)))
+    goto done;
+  if (!up) gs_cmd_barrier(sub.cb); /* after the kernels of earlier submissions that wrote the ranges */
+  gs_timestamps_write(sub.cb, &ts, 0);
+  for (unsigned c = 0; c < count; c++) {
+    const gs_range d = copies[c].device;
+    VkBufferCopy region = {.srcOffset = up ? copies[c].host_offset : d.offset,
+                           .dstOffset = up ? d.offset : copies[c].host_offset,
+                           .size = d.size};
+    if (up)
+      vkCmdCopyBuffer(sub.cb, host->buffer, d.buffer, 1, &region);
+    else
+      vkCmdCopyBuffer(sub.cb, d.buffer, host->buffer, 1, &region);
+  }
+  if (up)
+    gs_cmd_barrier(sub.cb);
+  else
+    gs_cmd_barrier_to_host(sub.cb);
+  gs_timestamps_write(sub.cb, &ts, 1);
+  uint64_t t[2];
+  if ((rc = gs_submission_submit(dev, &sub, stage)) || (rc = gs_submission_wait(dev, &sub, stage)) ||
+      (rc = gs_timestamps_read(dev, &ts, 0, 2, t)))
+    goto done;
+  stats->gpu_seconds += gs_timestamps_seconds(dev, t[0], t[1]);
+done:
+  gs_timestamps_destroy(dev, &ts);
+  gs_submission_destroy(dev, &sub);
+  stats->wall_seconds += gs_now() - start;
+  return rc;
+}

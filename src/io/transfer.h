@@ -73,4 +73,16 @@ typedef int (*gs_download_sink)(void *ctx, const void *data, size_t bytes);
 int gs_download(gs_stager *st, gs_range src, size_t bytes, gs_download_sink sink, void *ctx,
                 gs_transfer_stats *stats);
 
+/* One copy between host memory imported as a buffer (gs_buffer_import_host) and device memory:
+ * `bytes` at host_offset in it, and the start of `device`. */
+typedef struct {
+  VkDeviceSize host_offset;
+  gs_range device;
+} gs_host_copy;
+
+/* Copies between imported host memory and device ranges in one submission, to the device (up)
+ * or to the host: the bus moves the bytes, the host copies none. */
+int gs_copy_imported(gs_device *dev, const gs_buffer *host, const gs_host_copy *copies, unsigned count, bool up,
+                     gs_transfer_stats *stats);
+
 #endif

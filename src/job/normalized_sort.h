@@ -18,6 +18,7 @@
 #include "io/layout.h"
 #include "io/transfer.h"
 #include "job/context.h"
+#include "util/pages.h"
 
 enum { GS_NORMALIZED_MAX_WORDS = GS_KEY_SPEC_MAX_BYTES / 8 };
 
@@ -26,7 +27,8 @@ enum { GS_NORMALIZED_MAX_WORDS = GS_KEY_SPEC_MAX_BYTES / 8 };
  * differ between records. They do not need the device, so a file job computes them while the
  * device opens. */
 typedef struct gs_normalized_forms {
-  uint64_t *columns;
+  uint64_t *columns;        /* in `pages`, which the device may import to read them in place */
+  gs_pages pages;
   uint64_t n;
   unsigned words;
   uint64_t varying[GS_NORMALIZED_MAX_WORDS];
@@ -51,10 +53,14 @@ typedef struct gs_normalized_sort {
   gs_sort_pacing pacing;
   gs_buffer columns;        /* words x capacity u64: word w of record i at [w * capacity + i] */
   gs_buffer gathered, keys_tmp, order[2], state;
-  gs_stager staging;        /* both ways */
+  gs_stager staging;        /* both ways, where the device cannot import host memory */
   gs_submitter submitter;
   gs_normalized_forms forms; /* of the last run, unless they were given */
   uint32_t *order_host;     /* capacity: the records' indices in key order, after a run */
+  gs_pages order_pages;     /* order_host's memory */
+  gs_buffer order_import;   /* order_host imported: the GPU writes the order there itself */
+  const gs_normalized_forms *ahead; /* forms given to init, imported meanwhile: */
+  gs_buffer forms_import;   /* until the run that reads them */
   unsigned rounds, passes;  /* of the last run */
   unsigned round_passes[GS_KEY_SPEC_MAX_BYTES / 8];
   gs_radix_sort_times gpu;  /* of the last run, its rounds together */
@@ -68,9 +74,10 @@ typedef struct gs_normalized_sort {
 uint64_t gs_normalized_sort_max_records(gs_context *ctx, gs_sort_algo algo);
 uint64_t gs_normalized_sort_bytes(gs_context *ctx, const gs_layout *layout, gs_sort_algo algo, uint64_t capacity);
 
-/* algo: the algorithm asked for (GS_SORT_AUTO: as the device and capacity suit). */
+/* algo: the algorithm asked for (GS_SORT_AUTO: as the device and capacity suit). ahead: the
+ * forms the first run will be given, or NULL. */
 int gs_normalized_sort_init(gs_normalized_sort *s, gs_context *ctx, const gs_layout *layout, bool descending,
-                            gs_sort_algo algo, uint64_t capacity);
+                            gs_sort_algo algo, uint64_t capacity, const gs_normalized_forms *ahead);
 
 /* Orders the n records (n <= capacity): s->order_host lists their indices in key order,
  * stably. `forms`: the records' normalized forms computed ahead, or NULL. */

@@ -269,7 +269,7 @@ int gs_sort_engine_init(gs_sort_engine *e, gs_context *ctx, const gs_sort_reques
   if (r->layout.keyed) { /* (a bit range is in the key spec: gs_sort_request_check_bits) */
     if (!(e->normalized = calloc(1, sizeof *e->normalized)) || !(e->scratch = malloc(SCRATCH_BYTES)))
       return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    rc = gs_normalized_sort_init(e->normalized, ctx, &r->layout, r->descending, r->algo, capacity);
+    rc = gs_normalized_sort_init(e->normalized, ctx, &r->layout, r->descending, r->algo, capacity, r->forms);
     e->times.setup += gs_now() - start;
     return rc;
   }

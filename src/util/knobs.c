@@ -42,6 +42,7 @@ static void read_knobs(void) {
   knobs.chunk_bytes = number("GPUSORT_CHUNK_BYTES");
   knobs.graphics_queue = equals("GPUSORT_QUEUE", "graphics");
   knobs.no_pipeline_cache = equals("GPUSORT_PIPELINE_CACHE", "0");
+  knobs.no_host_import = equals("GPUSORT_HOST_IMPORT", "0");
   knobs.max_buffer_bytes = number("GPUSORT_MAX_BINDING_BYTES");
   knobs.max_workgroups = number32("GPUSORT_MAX_WORKGROUPS");
   knobs.scan_split = flag("GPUSORT_SCAN_SPLIT");

@@ -25,6 +25,7 @@ typedef struct {
   uint64_t chunk_bytes;          /* GPUSORT_CHUNK_BYTES: staging slot size */
   bool graphics_queue;           /* GPUSORT_QUEUE=graphics: prefer the universal queue family */
   bool no_pipeline_cache;        /* GPUSORT_PIPELINE_CACHE=0: no pipeline cache on disk */
+  bool no_host_import;           /* GPUSORT_HOST_IMPORT=0: every transfer through staging buffers */
   /* Tests: limits and paths reached on small inputs. */
   uint64_t max_buffer_bytes;     /* GPUSORT_MAX_BINDING_BYTES: largest data array of one buffer */
   uint32_t max_workgroups;       /* GPUSORT_MAX_WORKGROUPS: dispatch limit in x (folded dispatches) */

@@ -185,6 +185,52 @@ int gs_buffer_create(gs_device *dev, gs_buffer *buf, VkDeviceSize size, gs_memor
   return GPUSORT_OK;
 }
 
+int gs_buffer_import_host(gs_device *dev, gs_buffer *buf, void *host, VkDeviceSize size, const char *what) {
+  memset(buf, 0, sizeof *buf);
+  const VkDeviceSize align = dev->info.host_import_alignment;
+  if (!dev->host_import || !align || (uintptr_t)host % align || size == 0 || size % align)
+    return gs_fail(GPUSORT_ERROR_RUNTIME, "%s cannot be imported by %s", what, dev->info.name);
+  const VkExternalMemoryHandleTypeFlagBits handle = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+  VkMemoryHostPointerPropertiesEXT hp = {.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+  VkResult r = dev->host_pointer_properties(dev->device, handle, host, &hp);
+  if (r != VK_SUCCESS) return gs_vk_fail(dev, r, what);
+  VkExternalMemoryBufferCreateInfo external = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+                                               .handleTypes = handle};
+  VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                           .pNext = &external,
+                           .size = size,
+                           .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                           .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  if ((r = vkCreateBuffer(dev->device, &bi, NULL, &buf->buffer)) != VK_SUCCESS) return gs_vk_fail(dev, r, what);
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(dev->device, buf->buffer, &req);
+  /* coherent: the host reads the device's writes through its own pointer, never a mapping */
+  const VkMemoryPropertyFlags HV = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, HC = VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  const int type = pick_memory_type(&dev->memory, req.memoryTypeBits & hp.memoryTypeBits, HV | HC,
+                                    VK_MEMORY_PROPERTY_HOST_CACHED_BIT, 0);
+  if (type < 0 || req.size > size) {
+    gs_buffer_destroy(dev, buf);
+    return gs_fail(GPUSORT_ERROR_RUNTIME, "no memory type of %s imports %s", dev->info.name, what);
+  }
+  VkImportMemoryHostPointerInfoEXT import = {.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
+                                             .handleType = handle,
+                                             .pHostPointer = host};
+  VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                             .pNext = &import,
+                             .allocationSize = size,
+                             .memoryTypeIndex = (uint32_t)type};
+  r = allocate_memory(dev, &ai, &buf->memory);
+  if (r == VK_SUCCESS) r = vkBindBufferMemory(dev->device, buf->buffer, buf->memory, 0);
+  if (r != VK_SUCCESS) {
+    gs_buffer_destroy(dev, buf);
+    return gs_vk_fail(dev, r, what);
+  }
+  buf->size = size;
+  buf->coherent = true;
+  buf->imported = host;
+  return GPUSORT_OK;
+}
+
 VkDeviceAddress gs_buffer_address(const gs_device *dev, VkBuffer buffer, VkDeviceSize offset) {
   VkBufferDeviceAddressInfo ai = {.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, .buffer = buffer};
   return vkGetBufferDeviceAddress(dev->device, &ai) + offset;
@@ -201,7 +247,7 @@ gs_range gs_subrange(gs_range r, VkDeviceSize offset, VkDeviceSize size) {
 void gs_buffer_destroy(gs_device *dev, gs_buffer *buf) {
   if (!dev->device || dev->wedged) return; /* the GPU may still access it: leave it to exit */
   if (buf->buffer) vkDestroyBuffer(dev->device, buf->buffer, NULL);
-  if (buf->memory) vkFreeMemory(dev->device, buf->memory, NULL); /* unmaps implicitly */
+  if (buf->memory) vkFreeMemory(dev->device, buf->memory, NULL); /* unmaps (or un-imports) implicitly */
   for (uint32_t i = 0; i < buf->piece_count; i++) vkFreeMemory(dev->device, buf->pieces[i], NULL);
   free(buf->pieces);
   memset(buf, 0, sizeof *buf);

@@ -21,6 +21,7 @@ typedef struct {
   VkDeviceSize size;
   VkDeviceAddress address;
   void *mapped;  /* host pointer for UPLOAD and READBACK buffers */
+  void *imported; /* the host memory of an imported buffer */
   bool coherent; /* false: call gs_buffer_invalidate before reading */
 } gs_buffer;
 
@@ -36,6 +37,11 @@ typedef struct {
  * A device buffer larger than one allocation may hold is bound to several (sparse binding,
  * where the device has it): its device addresses are contiguous all the same. */
 int gs_buffer_create(gs_device *dev, gs_buffer *buf, VkDeviceSize size, gs_memory_kind kind, const char *what);
+
+/* Host memory the device reads and writes in place, as a buffer (copy source and destination
+ * only): `host` and `size` must be multiples of the device's import alignment. Fails (and the
+ * caller takes the staging path) where the device cannot import it. */
+int gs_buffer_import_host(gs_device *dev, gs_buffer *buf, void *host, VkDeviceSize size, const char *what);
 
 void gs_buffer_destroy(gs_device *dev, gs_buffer *buf);
 

@@ -127,6 +127,13 @@ static void check_features(VkPhysicalDevice pd, const VkPhysicalDeviceVulkan11Pr
   info->has_int64_atomics = f12.shaderBufferInt64Atomics;
   info->has_subgroup_extended = f12.shaderSubgroupExtendedTypes;
   info->has_executable_stats = has_device_extension(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  if (has_device_extension(pd, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)) {
+    VkPhysicalDeviceExternalMemoryHostPropertiesEXT host = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &host};
+    vkGetPhysicalDeviceProperties2(pd, &props);
+    info->host_import_alignment = host.minImportedHostPointerAlignment;
+  }
 
   uint32_t family;
   if (feats.features.sparseBinding && find_queue_family(pd, &family) == 0) {
@@ -379,20 +386,31 @@ static int create_logical_device(gs_device *dev) {
   feats.features.shaderFloat64 = dev->info.has_float64 ? VK_TRUE : VK_FALSE;
   feats.features.sparseBinding = dev->info.has_sparse_binding ? VK_TRUE : VK_FALSE;
   /* Compiler statistics of each pipeline (registers, spills), printed with GPUSORT_PIPELINE_STATS=1. */
-  const char *extensions[] = {VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME};
+  const char *extensions[2];
+  uint32_t nextensions = 0;
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR fexec = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
       .pipelineExecutableInfo = VK_TRUE};
   dev->pipeline_stats = dev->info.has_executable_stats && gs_knobs_get()->pipeline_stats;
-  if (dev->pipeline_stats) f13.pNext = &fexec;
+  if (dev->pipeline_stats) {
+    f13.pNext = &fexec;
+    extensions[nextensions++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+  }
+  /* Host memory imported as buffers: keys and orders cross the bus without a staging copy. */
+  const bool host_import = dev->info.host_import_alignment && !gs_knobs_get()->no_host_import;
+  if (host_import) extensions[nextensions++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
   VkDeviceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                            .pNext = &feats,
                            .queueCreateInfoCount = 1,
                            .pQueueCreateInfos = &qi,
-                           .enabledExtensionCount = dev->pipeline_stats ? 1 : 0,
+                           .enabledExtensionCount = nextensions,
                            .ppEnabledExtensionNames = extensions};
   VkResult r = vkCreateDevice(dev->physical, &ci, NULL, &dev->device);
   if (r != VK_SUCCESS) return gs_vk_fail(dev, r, "creating the Vulkan device");
+  if (host_import)
+    dev->host_pointer_properties = (PFN_vkGetMemoryHostPointerPropertiesEXT)vkGetDeviceProcAddr(
+        dev->device, "vkGetMemoryHostPointerPropertiesEXT");
+  dev->host_import = dev->host_pointer_properties != NULL;
   dev->int64 = dev->info.has_int64;
   dev->float64 = dev->info.has_float64;
   dev->int64_atomics = dev->info.has_int64_atomics;

@@ -46,6 +46,8 @@ typedef struct {
   bool has_int64_atomics;     /* shaderBufferInt64Atomics: packed scan descriptors */
   bool has_subgroup_extended; /* shaderSubgroupExtendedTypes: 64-bit subgroup scans */
   bool has_executable_stats;  /* VK_KHR_pipeline_executable_properties: compiler statistics */
+  uint64_t host_import_alignment; /* VK_EXT_external_memory_host: host memory the GPU reads and
+                                     writes in place, at this alignment; 0 without it */
   bool has_sparse_binding;    /* sparseBinding on the compute queue: buffers larger than one
                                  allocation, bound to several */
   char unusable[200];         /* why gpusort cannot use the device; empty when it can */
@@ -69,6 +71,8 @@ typedef struct {
   uint32_t max_groups_x, max_groups_y; /* x after the GPUSORT_MAX_WORKGROUPS test knob */
   /* Optional features enabled on the device (a borrowed device: what its creator says). */
   bool int64, float64, int64_atomics, subgroup_extended, sparse_binding;
+  bool host_import; /* VK_EXT_external_memory_host enabled (not GPUSORT_HOST_IMPORT=0) */
+  PFN_vkGetMemoryHostPointerPropertiesEXT host_pointer_properties;
   double timestamp_ns; /* nanoseconds per timestamp tick */
   uint64_t timestamp_mask;
   uint64_t timeout_ns; /* bound on every wait for the GPU */
