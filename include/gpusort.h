@@ -35,10 +35,10 @@ extern "C" {
 #endif
 
 #define GPUSORT_VERSION_MAJOR 0
-#define GPUSORT_VERSION_MINOR 6
+#define GPUSORT_VERSION_MINOR 7
 #define GPUSORT_VERSION_PATCH 0
 #define GPUSORT_VERSION_NUMBER (GPUSORT_VERSION_MAJOR * 10000 + GPUSORT_VERSION_MINOR * 100 + GPUSORT_VERSION_PATCH)
-#define GPUSORT_VERSION_STRING "0.6.0"
+#define GPUSORT_VERSION_STRING "0.7.0"
 
 /* Initializer of a struct whose fields all default to zero but struct_size (in C++, a value
  * built by a function, so that -Wmissing-field-initializers has nothing to say). */
@@ -143,6 +143,10 @@ GPUSORT_API int gpusort_type_from_name(const char *name, gpusort_type *type);
 /* Bytes of one value of the type; 0 for GPUSORT_TYPE_NONE, GPUSORT_BYTES (its length is
  * given apart) or an unknown value. */
 GPUSORT_API size_t gpusort_type_size(gpusort_type type);
+/* One value of a numeric type, stored as the type stores it (its byte order), as text into
+ * buf: integers in decimal, floats with the fewest digits that read back as the same value
+ * ("nan", "-inf"). The text's length, or -1 for no numeric type (buf then holds ""). */
+GPUSORT_API int gpusort_format_value(gpusort_type type, const void *value, char *buf, size_t size);
 
 #define GPUSORT_KEY_DESCENDING (1u << 0) /* gpusort_key_part: this part orders largest first */
 
@@ -487,6 +491,10 @@ typedef struct gpusort_report {
   uint32_t batches;              /* GPU batches the job took: 1 when all of it fit at once (in core);
                                     an out-of-core sort's in-core sorts, a scan's chunks */
   gpusort_sort_algo algo;        /* sorts: the algorithm that ran (since 0.4) */
+  gpusort_type element_type;     /* scans and reductions: the elements' type (a .npy input's header
+                                    says it where the options name none; since 0.7)... */
+  gpusort_type result_type;      /* ...and the results': the elements', or the accumulator's in
+                                    the elements' byte order */
 } gpusort_report;
 
 #define GPUSORT_REPORT_INIT GPUSORT_OUTPUT_INIT_(gpusort_report)

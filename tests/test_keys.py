@@ -281,8 +281,11 @@ class KeyForms(unittest.TestCase):
                 self.assertIn(message, p.stderr)
                 self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
         self.assertFalse(os.path.exists(out))
-        p = self.gpusort("scan", "--keys", "u16", inp, out, want=2)
+        p = self.gpusort("scan", "--keys", "bytes:2", inp, out, want=2)  # (numbers of every other form scan)
+        self.assertIn("unknown type 'bytes:2'", p.stderr)
+        p = self.gpusort("select", "--where", "> 1", "--keys", "u16", inp, out, want=2)
         self.assertIn("unknown type 'u16'", p.stderr)
+        self.assertFalse(os.path.exists(out))
         # a file that is not a whole number of records
         with open(self.path("odd.bin"), "wb") as f:
             f.write(bytes(7))

@@ -35,9 +35,8 @@ not the reverse of the ascending result.
 
 cumsum() follows numpy's dtype rules for np.cumsum on 64-bit Linux: bool and signed integers
 sum into int64, unsigned integers into uint64, float32 stays float32 and float64 float64.
-Inputs of the library's own types are scanned directly (with a widened accumulator where
-numpy widens: u32 -> u64, i32 -> i64); bool, int8, int16, uint8 and uint16 are first
-converted on the host to int32 or uint32. Integer sums wrap modulo 2^64, as numpy's do. Float
+Inputs are scanned directly (with a widened accumulator where numpy widens: u8, u16 and u32 to
+u64, i8, i16 and i32 to i64); bool is first converted to int32. Integer sums wrap modulo 2^64, as numpy's do. Float
 sums are the library's reduce-then-scan (bit-identical from run to run); they associate
 differently from numpy's sequential sum, within the bound gpusort(3) documents: element k
 is within gamma_D * (|x_0| + ... + |x_k|) of the exact sum, gamma_D = D*u/(1 - D*u),
@@ -113,12 +112,12 @@ _BIG_ENDIAN_KEY_TYPES = {
 # cumsum: (kind, itemsize) -> (dtype the library reads, its type, accumulator type, result dtype)
 _CUMSUM = {
     ("b", 1): (np.int32, GPUSORT_I32, GPUSORT_I64, np.int64),
-    ("i", 1): (np.int32, GPUSORT_I32, GPUSORT_I64, np.int64),
-    ("i", 2): (np.int32, GPUSORT_I32, GPUSORT_I64, np.int64),
+    ("i", 1): (np.int8, _capi.GPUSORT_I8, GPUSORT_I64, np.int64),
+    ("i", 2): (np.int16, _capi.GPUSORT_I16, GPUSORT_I64, np.int64),
     ("i", 4): (np.int32, GPUSORT_I32, GPUSORT_I64, np.int64),
     ("i", 8): (np.int64, GPUSORT_I64, GPUSORT_TYPE_NONE, np.int64),
-    ("u", 1): (np.uint32, GPUSORT_U32, GPUSORT_U64, np.uint64),
-    ("u", 2): (np.uint32, GPUSORT_U32, GPUSORT_U64, np.uint64),
+    ("u", 1): (np.uint8, _capi.GPUSORT_U8, GPUSORT_U64, np.uint64),
+    ("u", 2): (np.uint16, _capi.GPUSORT_U16, GPUSORT_U64, np.uint64),
     ("u", 4): (np.uint32, GPUSORT_U32, GPUSORT_U64, np.uint64),
     ("u", 8): (np.uint64, GPUSORT_U64, GPUSORT_TYPE_NONE, np.uint64),
     ("f", 4): (np.float32, GPUSORT_F32, GPUSORT_TYPE_NONE, np.float32),
@@ -137,7 +136,7 @@ for _i in range(_capi.GPUSORT_MAX_STAGES):
 
 
 def library_version():
-    """The version string of the loaded libgpusort ("0.6.0")."""
+    """The version string of the loaded libgpusort ("0.7.0")."""
     return _lib.gpusort_version_string().decode()
 
 
@@ -341,7 +340,7 @@ def cumsum(a):
     host, type_, acc, result = _check_array(a, "cumsum", _CUMSUM, _CUMSUM_NAMES)
     out = np.empty(a.shape[0], dtype=result)
     if a.shape[0]:
-        data = a if a.dtype == host else a.astype(host)  # bool, 8- and 16-bit: widened on the host
+        data = a if a.dtype == host else a.astype(host)  # bool as int32; the library widens 8 and 16 bits
         options = _capi.new(_capi.ScanOptions, type=type_, acc=acc, op=GPUSORT_SUM, algo=GPUSORT_SCAN_AUTO)
         _run(_lib.gpusort_scan, data.ctypes.data, out.ctypes.data, a.shape[0], ctypes.byref(options))
     return out

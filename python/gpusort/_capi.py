@@ -141,6 +141,8 @@ class Report(ctypes.Structure):
         ("tile_shared_bytes", ctypes.c_uint32),
         ("batches", ctypes.c_uint32),
         ("algo", c_enum),
+        ("element_type", c_enum),
+        ("result_type", c_enum),
     ]
 
 
@@ -162,7 +164,7 @@ ABI_SIZES = {
     "gpusort_device_info": 1168,
     "gpusort_sort_options": 20,
     "gpusort_scan_options": 24,
-    "gpusort_report": 344,
+    "gpusort_report": 352,
 }
 
 if ctypes.sizeof(ctypes.c_void_p) == 8:

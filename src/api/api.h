@@ -33,9 +33,9 @@ int gs_api_check_reserved(uint32_t reserved, const char *what);
 /* A usage error unless every bit of `flags` is in `allowed`. */
 int gs_api_check_flags(uint32_t flags, uint32_t allowed, const char *call);
 
-/* A scan configuration from a caller's options (required: they name the element type);
- * `allowed` says which flags the call takes. */
-int gs_api_scan_config(const gpusort_scan_options *options, uint32_t allowed, bool reduce, const char *call,
-                       gs_scan_config *config, uint32_t *flags);
+/* A scan configuration from a caller's options (they name the element type, unless `file`
+ * is a .npy file, whose header then does); `allowed` says which flags the call takes. */
+int gs_api_scan_config(const gpusort_scan_options *options, uint32_t allowed, bool reduce, const char *file,
+                       const char *call, gs_scan_config *config, uint32_t *flags);
 
 #endif

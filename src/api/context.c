@@ -1,10 +1,12 @@
 /* The public API's first tier: versions, errors, types, devices and contexts. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/api.h"
 #include "io/output.h"
+#include "prim/elements.h"
 #include "prim/key_spec.h"
 #include "prim/keys.h"
 #include "util/error.h"
@@ -15,7 +17,7 @@ GS_API_SIZE(gpusort_context_params, 56);
 GS_API_SIZE(gpusort_device_info, 1168);
 GS_API_SIZE(gpusort_sort_options, 20);
 GS_API_SIZE(gpusort_scan_options, 24);
-GS_API_SIZE(gpusort_report, 344);
+GS_API_SIZE(gpusort_report, 352); /* 344 until 0.6: element_type and result_type added */
 GS_API_SIZE(gpusort_generate_options, 32);
 GS_API_SIZE(gpusort_bench_result, 112);
 GS_API_SIZE(gpusort_bench_scan_result, 536);
@@ -68,6 +70,37 @@ int gpusort_type_from_name(const char *name, gpusort_type *type) {
 size_t gpusort_type_size(gpusort_type type) {
   const gs_field_type *t = gs_field_type_of(type);
   return t ? t->bytes : 0;
+}
+
+int gpusort_format_value(gpusort_type type, const void *value, char *buf, size_t size) {
+  const gs_field_type *t = gs_field_type_of(type);
+  if (buf && size) buf[0] = 0;
+  if (!t || t->kind == GS_PART_BYTES || !value || !buf) return -1;
+  const gs_key_part part = {.bytes = t->bytes, .kind = t->kind, .big_endian = t->big_endian, .type = type};
+  const uint64_t bits = gs_key_part_bits(&part, value), sign = (uint64_t)1 << (8 * t->bytes - 1);
+  if (t->kind == GS_PART_UNSIGNED) return snprintf(buf, size, "%" PRIu64, bits);
+  if (t->kind == GS_PART_SIGNED) return snprintf(buf, size, "%" PRId64, (int64_t)((bits ^ sign) - sign));
+  double v;
+  if (t->bytes == 8) {
+    memcpy(&v, &bits, 8);
+  } else if (t->bytes == 4) {
+    const uint32_t b = (uint32_t)bits;
+    float f;
+    memcpy(&f, &b, 4);
+    v = f;
+  } else {
+    v = type == GPUSORT_BF16 ? gs_bf16_to_f32((uint16_t)bits) : gs_f16_to_f32((uint16_t)bits);
+  }
+  char text[40];
+  for (int digits = 1; digits <= 17; digits++) { /* the fewest that read back */
+    snprintf(text, sizeof text, "%.*g", digits, v);
+    const double back = strtod(text, NULL);
+    if (t->bytes == 8 ? back == v || v != v
+        : t->bytes == 4 ? (float)back == (float)v || v != v
+        : (type == GPUSORT_BF16 ? gs_f32_to_bf16((float)back) : gs_f32_to_f16((float)back)) == (uint16_t)bits)
+      break;
+  }
+  return snprintf(buf, size, "%s", text);
 }
 
 const char *gpusort_stage_name(gpusort_stage stage) {

@@ -5,8 +5,12 @@
 
 #include "api/api.h"
 #include "io/datagen.h"
+#include "io/npy.h"
 #include "job/bench.h"
 #include "job/jobs.h"
+#include "job/scan_engine.h"
+#include "prim/elements.h"
+#include "prim/key_spec.h"
 #include "util/error.h"
 
 static int need(const void *p, const char *call, const char *what) {
@@ -79,20 +83,51 @@ static int index_bytes(gpusort_type type, const char *call, unsigned *bytes) {
   }
 }
 
-int gs_api_scan_config(const gpusort_scan_options *user, uint32_t allowed, bool reduce, const char *call,
-                       gs_scan_config *c, uint32_t *flags) {
+int gs_api_scan_config(const gpusort_scan_options *user, uint32_t allowed, bool reduce, const char *file,
+                       const char *call, gs_scan_config *c, uint32_t *flags) {
   gpusort_scan_options o;
   int rc = need(user, call, "options");
   if (!rc) rc = gs_api_copy_in(&o, sizeof o, user, sizeof o, "gpusort_scan_options");
   if (!rc) rc = gs_api_check_flags(o.flags, allowed, call);
   if (rc) return rc;
   memset(c, 0, sizeof *c);
-  if (gs_key_type_from_public(o.type, &c->input) != 0)
-    return gs_fail(GPUSORT_ERROR_USAGE, "%s: the options name no valid element type (%d)", call, (int)o.type);
-  if (o.acc == GPUSORT_TYPE_NONE)
+  if (o.type == GPUSORT_TYPE_NONE && file) { /* a .npy file's header says */
+    gs_npy npy;
+    bool is_npy;
+    if (gs_npy_probe(file, &npy, &is_npy) == GPUSORT_OK && is_npy && !npy.structured) o.type = npy.simple.type;
+    if (o.type == GPUSORT_TYPE_NONE)
+      return gs_fail(GPUSORT_ERROR_USAGE, "%s is not a .npy file of numbers: say what it holds (--keys TYPE)", file);
+  }
+  /* elements of another form than the GPU's six widen to one of them (prim/elements.h) */
+  if (gs_element_gpu_type(o.type, &c->input) != 0)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: the options name no valid element type (%d)%s", call, (int)o.type,
+                   o.type == GPUSORT_BYTES ? ": byte strings have no sum, minimum or maximum" : "");
+  const bool other_form = gs_key_type_to_public(c->input) != (int)o.type;
+  if (o.acc == GPUSORT_TYPE_NONE) {
     c->acc = c->input;
-  else if (gs_key_type_from_public(o.acc, &c->acc) != 0)
-    return gs_fail(GPUSORT_ERROR_USAGE, "%s: the accumulator type (%d) is not a type", call, (int)o.acc);
+    if (other_form) c->in_form = c->out_form = o.type; /* results in the elements' form */
+  } else if (gs_key_type_from_public(o.acc, &c->acc) != 0) {
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: the accumulator type (%d) is not one of u32, i32, f32, u64, i64, f64", call,
+                   (int)o.acc);
+  } else if (other_form) {
+    const gs_field_type *in = gs_field_type_of(o.type);
+    const gs_key_info *acc = gs_key_info_of(c->acc), *widened = gs_key_info_of(c->input);
+    const bool float_in = in->kind == GS_PART_FLOAT, signed_in = in->kind == GS_PART_SIGNED;
+    if (acc->bytes < in->bytes || (float_in && acc->kind != GS_KEY_KIND_FLOAT) ||
+        (signed_in && acc->kind == GS_KEY_KIND_UNSIGNED) ||
+        (acc->bytes == in->bytes && acc->kind != widened->kind))
+      return gs_fail(GPUSORT_ERROR_USAGE, "%s: a %s accumulator does not hold %s elements (give one as wide or wider, "
+                     "a float for floats, a signed or float one for signed integers)", call, acc->name, in->name);
+    if (acc->bytes == widened->bytes && acc->kind != widened->kind) {
+      if (acc->kind == GS_KEY_KIND_FLOAT) /* (u16 to f32 would need a conversion on the GPU) */
+        return gs_fail(GPUSORT_ERROR_USAGE, "%s: %s elements sum in an integer accumulator or f64, not f32", call,
+                       in->name);
+      c->input = c->acc; /* u8 or u16 as i32: the same bits as widened to u32 */
+    }
+    c->in_form = o.type;
+    c->out_form = gs_element_form_like(c->acc, o.type); /* in the elements' byte order */
+    if ((int)c->out_form == gs_key_type_to_public(c->acc)) c->out_form = GPUSORT_TYPE_NONE;
+  }
   if ((unsigned)o.op > GPUSORT_MAX || (unsigned)o.algo > GPUSORT_SCAN_REDUCE_THEN_SCAN)
     return gs_fail(GPUSORT_ERROR_USAGE, "%s: unknown operator (%d) or algorithm (%d)", call, (int)o.op, (int)o.algo);
   c->op = (gs_scan_op)o.op;
@@ -226,9 +261,9 @@ int gpusort_scan(gpusort_context *ctx, const void *input, void *output, uint64_t
   int rc;
   if ((rc = need(ctx, call, "the context")) || (rc = need_data(input, count, call, "input")) ||
       (rc = need_data(output, count, call, "output")) ||
-      (rc = gs_api_scan_config(options, GPUSORT_EXCLUSIVE | GPUSORT_DETERMINISTIC, false, call, &c, &flags)))
+      (rc = gs_api_scan_config(options, GPUSORT_EXCLUSIVE | GPUSORT_DETERMINISTIC, false, NULL, call, &c, &flags)))
     return rc;
-  const size_t in_bytes = count * gs_key_info_of(c.input)->bytes, out_bytes = count * gs_key_info_of(c.acc)->bytes;
+  const size_t in_bytes = count * gs_scan_element_bytes(&c), out_bytes = count * gs_scan_result_bytes(&c);
   if (input != output && overlap(input, in_bytes, output, out_bytes))
     return gs_fail(GPUSORT_ERROR_USAGE, "%s: output overlaps input (give the same pointer to scan in place)", call);
   return gs_array_scan(&ctx->job, input, output, count, &c);
@@ -242,7 +277,7 @@ int gpusort_reduce(gpusort_context *ctx, const void *input, uint64_t count, cons
   int rc;
   if ((rc = need(ctx, call, "the context")) || (rc = need_data(input, count, call, "input")) ||
       (rc = need(result, call, "result")) ||
-      (rc = gs_api_scan_config(options, GPUSORT_DETERMINISTIC, true, call, &c, &flags)))
+      (rc = gs_api_scan_config(options, GPUSORT_DETERMINISTIC, true, NULL, call, &c, &flags)))
     return rc;
   return gs_array_scan(&ctx->job, input, result, count, &c);
 }
@@ -333,7 +368,7 @@ int gpusort_scan_file(gpusort_context *ctx, const char *input, const char *outpu
   if ((rc = need(ctx, call, "the context")) || (rc = need(input, call, "input")) ||
       (rc = need(output, call, "output")) || (rc = check_report(report, call)) ||
       (rc = gs_api_scan_config(options, GPUSORT_EXCLUSIVE | GPUSORT_DETERMINISTIC | GPUSORT_OVERWRITE | GPUSORT_SYNC, false,
-                        call, &c, &flags)))
+                               input, call, &c, &flags)))
     return rc;
   gpusort_report full = GPUSORT_REPORT_INIT;
   return give_report(report, &full, gs_file_scan(&ctx->job, input, output, &c, file_flags(flags), &full));
@@ -347,7 +382,7 @@ int gpusort_reduce_file(gpusort_context *ctx, const char *input, const gpusort_s
   int rc;
   if ((rc = need(ctx, call, "the context")) || (rc = need(input, call, "input")) ||
       (rc = need(result, call, "result")) || (rc = check_report(report, call)) ||
-      (rc = gs_api_scan_config(options, GPUSORT_DETERMINISTIC, true, call, &c, &flags)))
+      (rc = gs_api_scan_config(options, GPUSORT_DETERMINISTIC, true, input, call, &c, &flags)))
     return rc;
   gpusort_report full = GPUSORT_REPORT_INIT;
   return give_report(report, &full, gs_file_reduce(&ctx->job, input, &c, result, &full));

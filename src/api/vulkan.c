@@ -335,8 +335,11 @@ int gpusort_vk_scanner_create(const gpusort_vk_device *device, const gpusort_vk_
   gs_scan_config config;
   uint32_t flags = 0;
   if ((rc = gs_api_scan_config(in.scan, reduce ? GPUSORT_DETERMINISTIC : GPUSORT_EXCLUSIVE | GPUSORT_DETERMINISTIC,
-                               reduce, call, &config, &flags)))
+                               reduce, NULL, call, &config, &flags)))
     return rc;
+  if (config.in_form || config.out_form) /* (converted on the host, which device buffers skip) */
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: the Vulkan tier scans u32, i32, f32, u64, i64 and f64 elements, not %s",
+                   call, gpusort_type_name(config.in_form ? config.in_form : config.out_form));
   gpusort_vk_scanner *s = calloc(1, sizeof *s);
   if (!s) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
   if (!(rc = borrow(device, &s->dev, &s->config, call)) && !(rc = gs_memops_create(&s->dev, &s->memops)))

@@ -194,8 +194,8 @@ int cli_parse_field_type(const char *option, const char *text, gpusort_type *out
   }
   if (string_bytes) *string_bytes = 0; /* (a --keys bytes:N given before is replaced) */
   if (gpusort_type_from_name(text, out) != GPUSORT_OK || *out == GPUSORT_BYTES)
-    return cli_fail(GPUSORT_ERROR_USAGE, "%s: unknown type '%s' (types: %s)", option, text,
-                    string_bytes ? types : "the same but bytes:N");
+    return cli_fail(GPUSORT_ERROR_USAGE, "%s: unknown type '%s' (types: %.*s)", option, text,
+                    (int)(string_bytes ? sizeof types - 1 : strlen(types) - strlen(", or bytes:N")), types);
   return GPUSORT_OK;
 }
 

@@ -15,9 +15,13 @@ typedef struct {
   const char *input, *output;
 } scan_args;
 
+static bool is_float(gpusort_type t) {
+  return t == GPUSORT_F32 || t == GPUSORT_F64 || t == GPUSORT_F16 || t == GPUSORT_BF16 || t == GPUSORT_F32BE ||
+         t == GPUSORT_F64BE;
+}
+
 static bool float_sum(const gpusort_scan_options *s) {
-  const gpusort_type acc = s->acc ? s->acc : s->type;
-  return s->op == GPUSORT_SUM && (acc == GPUSORT_F32 || acc == GPUSORT_F64);
+  return s->op == GPUSORT_SUM && is_float(s->acc ? s->acc : s->type);
 }
 
 /* The algorithm gpusort_scan_options.algo = GPUSORT_SCAN_AUTO stands for. */
@@ -29,7 +33,7 @@ static gpusort_scan_algo chosen_algo(const gpusort_scan_options *s) {
 static int scan_option(scan_args *o, int opt, const char *arg) {
   if (cli_output_option(opt, arg, &o->output, &o->scan.flags)) return GPUSORT_OK;
   switch (opt) {
-  case OPT_KEYS: return cli_parse_type("--keys", arg, &o->scan.type);
+  case OPT_KEYS: return cli_parse_field_type("--keys", arg, &o->scan.type, NULL);
   case OPT_ACC: return cli_parse_type("--acc", arg, &o->scan.acc);
   case OPT_OP: return cli_parse_scan_op(arg, &o->scan.op);
   case OPT_INCLUSIVE: o->scan.flags &= ~GPUSORT_EXCLUSIVE; return GPUSORT_OK;
@@ -57,8 +61,7 @@ static int finish_scan_args(int argc, char **argv, scan_args *o, bool reduce) {
     o->output = argv[optind + 1];
   }
   if (!reduce && !o->output) o->output = "-";
-  if (o->scan.type == GPUSORT_TYPE_NONE)
-    return cli_fail(GPUSORT_ERROR_USAGE, "%s: missing --keys TYPE: say what INPUT holds", command);
+  /* (without --keys, the library reads the type from a .npy INPUT's header, or refuses) */
   if ((o->scan.flags & GPUSORT_DETERMINISTIC) && float_sum(&o->scan) && !reduce &&
       chosen_algo(&o->scan) == GPUSORT_SCAN_LOOKBACK)
     return cli_fail(GPUSORT_ERROR_USAGE, "--deterministic float sums need --algo reduce-then-scan (the look-back "
@@ -104,12 +107,12 @@ static int parse_scan_args(int argc, char **argv, scan_args *o, bool reduce, boo
 }
 
 static void report(const scan_args *o, gpusort_context *ctx, const gpusort_report *r, bool reduce) {
-  const char *type = gpusort_type_name(o->scan.type), *verb = reduce ? "reduce" : "scan";
+  const char *type = gpusort_type_name(r->element_type), *verb = reduce ? "reduce" : "scan";
   static const char *const ops[] = {"sum", "min", "max"};
   char size[32], acc_note[32] = "";
   cli_note_device(ctx);
   cli_format_bytes(size, sizeof size, (double)r->input_bytes);
-  if (o->scan.acc && o->scan.acc != o->scan.type)
+  if (o->scan.acc && o->scan.acc != r->element_type)
     snprintf(acc_note, sizeof acc_note, ", %s accumulator", gpusort_type_name(o->scan.acc));
   cli_note("%llu %s elements, %s: %s %s%s%s, %s", (unsigned long long)r->records, type, size, verb, ops[o->scan.op],
            reduce ? "" : (o->scan.flags & GPUSORT_EXCLUSIVE) ? ", exclusive" : ", inclusive", acc_note,
@@ -145,27 +148,6 @@ int cli_scan(int argc, char **argv) {
   return rc;
 }
 
-/* The value as text: integers in decimal, floats with enough digits to read back exactly. */
-static void format_value(gpusort_type type, const unsigned char *bits, char *buf, size_t size) {
-  union {
-    uint32_t u32;
-    int32_t i32;
-    float f32;
-    uint64_t u64;
-    int64_t i64;
-    double f64;
-  } v;
-  memcpy(&v, bits, gpusort_type_size(type));
-  switch (type) {
-  case GPUSORT_U32: snprintf(buf, size, "%" PRIu32, v.u32); break;
-  case GPUSORT_I32: snprintf(buf, size, "%" PRId32, v.i32); break;
-  case GPUSORT_F32: snprintf(buf, size, "%.9g", (double)v.f32); break;
-  case GPUSORT_U64: snprintf(buf, size, "%" PRIu64, v.u64); break;
-  case GPUSORT_I64: snprintf(buf, size, "%" PRId64, v.i64); break;
-  default: snprintf(buf, size, "%.17g", v.f64); break;
-  }
-}
-
 int cli_reduce(int argc, char **argv) {
   scan_args o;
   bool done;
@@ -179,7 +161,7 @@ int cli_reduce(int argc, char **argv) {
     rc = cli_library_error(rc);
   } else {
     char text[64];
-    format_value(o.scan.acc ? o.scan.acc : o.scan.type, result, text, sizeof text);
+    gpusort_format_value(r.result_type, result, text, sizeof text);
     if (o.common.json) { /* the result inside the object: one thing on stdout to parse */
       char quoted[80];
       const bool finite = strspn(text, "+-0123456789.e") == strlen(text);

@@ -6,6 +6,7 @@
 #define XXH_INLINE_ALL /* one hash per key: inline libxxhash's XXH3 */
 #include <xxhash.h>
 
+#include "prim/elements.h"
 #include "util/parallel.h"
 
 static const struct {
@@ -308,25 +309,6 @@ void gs_generate_keyed(const gs_key_spec *spec, gs_dist dist, uint64_t seed, uin
   gs_parallel_for((size_t)count, 1 << 14, keyed_range, &job);
 }
 
-/* f32 bits to a half type, rounded to nearest even (integers, the values written here, are
- * never below the smallest normal but 0). */
-static uint16_t half_of(float f, bool bf16) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  if (bf16) {
-    const uint32_t rest = x & 0xFFFF, h = x >> 16;
-    return (uint16_t)(h + (rest > 0x8000 || (rest == 0x8000 && (h & 1))));
-  }
-  const uint32_t sign = (x >> 16) & 0x8000, mantissa = x & 0x7FFFFF;
-  const int exponent = (int)((x >> 23) & 0xFF) - 127 + 15;
-  if (exponent <= 0) return (uint16_t)sign;
-  if (exponent >= 31) return (uint16_t)(sign | 0x7C00);
-  uint32_t h = sign | (uint32_t)exponent << 10 | mantissa >> 13;
-  const uint32_t rest = mantissa & 0x1FFF;
-  h += rest > 0x1000 || (rest == 0x1000 && (h & 1)); /* (a carry into the exponent is right, up to inf) */
-  return (uint16_t)h;
-}
-
 void gs_generate_index_field(const gs_field_type *type, uint64_t first, uint64_t count, void *out, size_t stride) {
   unsigned char *p = out;
   for (uint64_t i = 0; i < count; i++) {
@@ -341,7 +323,7 @@ void gs_generate_index_field(const gs_field_type *type, uint64_t first, uint64_t
       memcpy(&b, &f, 4);
       bits = b;
     } else if (type->kind == GS_PART_FLOAT) {
-      bits = half_of((float)index, strcmp(type->name, "bf16") == 0);
+      bits = strcmp(type->name, "bf16") == 0 ? gs_f32_to_bf16((float)index) : gs_f32_to_f16((float)index);
     }
     store_field(type, p + i * stride, bits);
   }

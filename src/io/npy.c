@@ -256,15 +256,15 @@ size_t gs_npy_header(const char *descr, uint64_t count, unsigned char *buf, size
 }
 
 const char *gs_npy_descr_of(gpusort_type type) {
-  switch (type) {
-  case GPUSORT_U32: return "<u4";
-  case GPUSORT_I32: return "<i4";
-  case GPUSORT_F32: return "<f4";
-  case GPUSORT_U64: return "<u8";
-  case GPUSORT_I64: return "<i8";
-  case GPUSORT_F64: return "<f8";
-  default: return NULL;
-  }
+  /* indexed by gpusort_type; bfloat16 has no NumPy type */
+  static const char *const descr[] = {
+      [GPUSORT_U32] = "<u4",   [GPUSORT_I32] = "<i4",   [GPUSORT_F32] = "<f4",   [GPUSORT_U64] = "<u8",
+      [GPUSORT_I64] = "<i8",   [GPUSORT_F64] = "<f8",   [GPUSORT_U8] = "|u1",    [GPUSORT_I8] = "|i1",
+      [GPUSORT_U16] = "<u2",   [GPUSORT_I16] = "<i2",   [GPUSORT_F16] = "<f2",   [GPUSORT_U16BE] = ">u2",
+      [GPUSORT_I16BE] = ">i2", [GPUSORT_U32BE] = ">u4", [GPUSORT_I32BE] = ">i4", [GPUSORT_F32BE] = ">f4",
+      [GPUSORT_U64BE] = ">u8", [GPUSORT_I64BE] = ">i8", [GPUSORT_F64BE] = ">f8",
+  };
+  return (unsigned)type < sizeof descr / sizeof descr[0] ? descr[type] : NULL;
 }
 
 int gs_npy_probe(const char *path, gs_npy *npy, bool *found) {

@@ -52,7 +52,7 @@ int gs_npy_probe(const char *path, gs_npy *npy, bool *found);
  * buf; returns its length, a multiple of 64, or 0 if it does not fit `size`. */
 size_t gs_npy_header(const char *descr, uint64_t count, unsigned char *buf, size_t size);
 
-/* The type string of a key type of the machine's byte order ("<u4"); NULL for none. */
+/* The type string of a numeric type ("<u4", ">i2", "|u1"); NULL for none (bf16, bytes). */
 const char *gs_npy_descr_of(gpusort_type type);
 
 #endif

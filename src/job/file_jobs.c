@@ -426,6 +426,9 @@ static uint64_t scan_capacity(gs_context *c, const void *config) {
 }
 
 static void report_scan(const gs_scan_engine *e, gpusort_stage gpu_stage, gpusort_report *report) {
+  const gs_scan_config *c = &e->config;
+  report->element_type = c->in_form ? c->in_form : (gpusort_type)gs_key_type_to_public(c->input);
+  report->result_type = c->out_form ? c->out_form : (gpusort_type)gs_key_type_to_public(c->acc);
   double *s = report->stage_seconds;
   s[GPUSORT_STAGE_SETUP] += e->setup;
   s[GPUSORT_STAGE_READ] += e->read;
@@ -444,26 +447,28 @@ static void report_scan(const gs_scan_engine *e, gpusort_stage gpu_stage, gpusor
 static int scan_input(gs_context *c, const char *input, const char *output, bool overwrite, bool sync,
                       const gs_scan_config *config, gs_input *in, gs_scan_engine *e, gs_bytes_sink sink,
                       void *sink_ctx, gs_output *out, gs_emitter *emitter, gpusort_report *report) {
-  const gs_key_info *info = gs_key_info_of(config->input);
+  /* the elements' form (narrow, half, big-endian ones are converted: scan_engine.h) */
+  const gpusort_type in_form = config->in_form ? config->in_form : (gpusort_type)gs_key_type_to_public(config->input);
+  const gpusort_type out_form = config->out_form ? config->out_form : (gpusort_type)gs_key_type_to_public(config->acc);
+  const char *name = gpusort_type_name(in_form);
+  const unsigned width = gs_scan_element_bytes(config), out_width = gs_scan_result_bytes(config);
   char unit[32];
-  snprintf(unit, sizeof unit, "%s %s element", info->name[0] == 'i' ? "an" : "a", info->name);
-  /* a .npy input: of the scan's type; a .npy output of the accumulator's */
+  snprintf(unit, sizeof unit, "%s %s element", name[0] == 'i' ? "an" : "a", name);
+  /* a .npy input: of the scan's type; a .npy output of the results' */
   gs_npy npy;
   bool is_npy;
   unsigned char header[256];
   size_t header_bytes = 0;
   int rc = gs_npy_probe(input, &npy, &is_npy);
-  if (!rc && is_npy && (npy.structured || (int)npy.simple.type != gs_key_type_to_public(config->input)))
+  if (!rc && is_npy && (npy.structured || npy.simple.type != in_form))
     rc = gs_fail(GPUSORT_ERROR_USAGE, "%s: its .npy elements are '%s', not %s", input,
-                 npy.structured ? "structured" : npy.simple.descr, info->name);
+                 npy.structured ? "structured" : npy.simple.descr, name);
   if (!rc && is_npy && output)
-    header_bytes = gs_npy_header(gs_npy_descr_of((gpusort_type)gs_key_type_to_public(config->acc)), npy.count, header,
-                                 sizeof header);
+    header_bytes = gs_npy_header(gs_npy_descr_of(out_form), npy.count, header, sizeof header);
   report->output_bytes = header_bytes; /* the data's are added at the end */
   if (rc) return rc;
-  const input_spec spec = {input, output, overwrite, info->bytes, unit, false, NULL, NULL, is_npy ? npy.header_bytes : 0};
-  const early_output early = {out,  emitter, output, gs_key_info_of(config->acc)->bytes, sync, NULL, header,
-                              header_bytes};
+  const input_spec spec = {input, output, overwrite, width, unit, false, NULL, NULL, is_npy ? npy.header_bytes : 0};
+  const early_output early = {out, emitter, output, out_width, sync, NULL, header, header_bytes};
   uint64_t n = 0;
   rc = open_input(c, &spec, scan_capacity, config, out ? &early : NULL, in, &n, report);
   if (!rc && config->reduce_only && n == 0 && config->op != GS_SCAN_SUM)
@@ -471,7 +476,7 @@ static int scan_input(gs_context *c, const char *input, const char *output, bool
                  gs_scan_op_name(config->op));
   if (rc) return rc;
   const gs_record_source source = {.data = in->data, .fd = in->data_fd, .offset = in->data_offset, .name = in->name};
-  gs_progress_begin(c, in->bytes + (config->reduce_only ? 0 : n * gs_key_info_of(config->acc)->bytes));
+  gs_progress_begin(c, in->bytes + (config->reduce_only ? 0 : n * out_width));
   rc = gs_scan_engine_all(e, c, config, &source, n, sink, sink_ctx);
   gs_progress_end(c);
   report->batches = (uint32_t)(e->chunks > UINT32_MAX ? UINT32_MAX : e->chunks);
@@ -492,7 +497,7 @@ int gs_file_scan(gs_context *c, const char *input, const char *output, const gs_
   if (!rc) rc = finish.status;
   if (!rc) {
     report_scan(&e, GPUSORT_STAGE_SCAN, report);
-    report->output_bytes += report->records * gs_key_info_of(config->acc)->bytes;
+    report->output_bytes += report->records * gs_scan_result_bytes(config);
     report->xxh3 = finish.digest;
     report->total_seconds = gs_now() - start;
   } else {

@@ -1,9 +1,21 @@
 #include "job/scan_engine.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "prim/elements.h"
 #include "util/clock.h"
 #include "util/error.h"
+
+unsigned gs_scan_element_bytes(const gs_scan_config *c) {
+  return c->in_form ? gs_field_type_of(c->in_form)->bytes : gs_key_info_of(c->input)->bytes;
+}
+
+unsigned gs_scan_result_bytes(const gs_scan_config *c) {
+  return c->out_form ? gs_field_type_of(c->out_form)->bytes : gs_key_info_of(c->acc)->bytes;
+}
 
 uint64_t gs_scan_engine_max_elements(gs_context *ctx, const gs_scan_config *config) {
   return gs_scan_max_elements(&ctx->dev, config);
@@ -58,6 +70,8 @@ int gs_scan_engine_init(gs_scan_engine *e, gs_context *ctx, const gs_scan_config
     return rc;
   e->staging.progress = gs_progress_count;
   e->staging.progress_ctx = ctx;
+  if (config->in_form && !(e->wide = malloc(n * in)))
+    return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory for the widened elements");
   e->setup += gs_now() - start;
   return GPUSORT_OK;
 }
@@ -100,6 +114,37 @@ static int take_value(void *ctx, const void *data, size_t bytes) {
   return GPUSORT_OK;
 }
 
+/* A chunk's elements from a file, for widening: read into host memory. */
+static int read_elements(gs_scan_engine *e, const gs_record_source *source, uint64_t n) {
+  const size_t bytes = n * gs_scan_element_bytes(&e->config);
+  if (!e->raw && !(e->raw = malloc(e->capacity * gs_scan_element_bytes(&e->config))))
+    return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory for the elements");
+  for (size_t done = 0; done < bytes;) {
+    const ssize_t got = pread(source->fd, e->raw + done, bytes - done, (off_t)(source->offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0)
+      return gs_fail(GPUSORT_ERROR_IO, "cannot read %s: %s", source->name, got < 0 ? strerror(errno) : "it shrank");
+    done += (size_t)got;
+  }
+  return GPUSORT_OK;
+}
+
+/* Results of the accumulator's type, handed on in the results' form. */
+static int narrow_out(void *ctx, const void *data, size_t bytes) {
+  gs_scan_engine *e = ctx;
+  const size_t count = bytes / gs_key_info_of(e->config.acc)->bytes, out = count * gs_scan_result_bytes(&e->config);
+  if (out > e->narrow_bytes) {
+    unsigned char *grown = realloc(e->narrow, out);
+    if (!grown) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory for the results");
+    e->narrow = grown;
+    e->narrow_bytes = out;
+  }
+  const double t0 = gs_now();
+  gs_elements_narrow(e->config.acc, e->config.out_form, data, e->narrow, count);
+  e->write += gs_now() - t0;
+  return e->sink(e->sink_ctx, e->narrow, out);
+}
+
 int gs_scan_engine_chunk(gs_scan_engine *e, const gs_record_source *source, uint64_t n, gs_bytes_sink sink,
                          void *sink_ctx) {
   if (n > e->capacity) return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: a chunk beyond the scan's capacity");
@@ -108,10 +153,18 @@ int gs_scan_engine_chunk(gs_scan_engine *e, const gs_record_source *source, uint
   const unsigned in = gs_key_info_of(e->config.input)->bytes, acc = gs_key_info_of(e->config.acc)->bytes;
   gs_transfer_stats up = {0};
   int rc;
-  if (source->fd >= 0)
+  if (e->config.in_form) { /* widened on the host first */
+    const double t0 = gs_now();
+    /* from a file by pread (as gs_upload_file reads), sparing the mapping's page faults */
+    if (source->fd >= 0 && (rc = read_elements(e, source, n))) return rc;
+    gs_elements_widen(e->config.in_form, source->fd >= 0 ? e->raw : source->data, e->wide, n);
+    e->read += gs_now() - t0;
+    rc = gs_upload(&e->staging, gs_buffer_range(&e->input), e->wide, n * in, &up);
+  } else if (source->fd >= 0) {
     rc = gs_upload_file(&e->staging, gs_buffer_range(&e->input), source->fd, source->offset, n * in, source->name, &up);
-  else
+  } else {
     rc = gs_upload(&e->staging, gs_buffer_range(&e->input), source->data, n * in, &up);
+  }
   e->read += up.host_seconds;
   e->upload += up.gpu_seconds;
   if (rc) return rc;
@@ -143,7 +196,10 @@ int gs_scan_engine_chunk(gs_scan_engine *e, const gs_record_source *source, uint
     else if (!rc)
       memcpy(e->value, chunk_value, acc);
   } else {
-    rc = gs_download(&e->staging, gs_buffer_range(&e->output), n * acc, sink, sink_ctx, &down);
+    e->sink = sink;
+    e->sink_ctx = sink_ctx;
+    rc = e->config.out_form ? gs_download(&e->staging, gs_buffer_range(&e->output), n * acc, narrow_out, e, &down)
+                            : gs_download(&e->staging, gs_buffer_range(&e->output), n * acc, sink, sink_ctx, &down);
   }
   e->download += down.gpu_seconds;
   e->write += down.host_seconds;
@@ -152,7 +208,10 @@ int gs_scan_engine_chunk(gs_scan_engine *e, const gs_record_source *source, uint
 }
 
 void gs_scan_engine_value(const gs_scan_engine *e, void *value) {
-  memcpy(value, e->value, gs_key_info_of(e->config.acc)->bytes);
+  if (e->config.out_form)
+    gs_elements_narrow(e->config.acc, e->config.out_form, e->value, value, 1);
+  else
+    memcpy(value, e->value, gs_key_info_of(e->config.acc)->bytes);
 }
 
 int gs_scan_engine_all(gs_scan_engine *e, gs_context *ctx, const gs_scan_config *config, const gs_record_source *source,
@@ -160,7 +219,7 @@ int gs_scan_engine_all(gs_scan_engine *e, gs_context *ctx, const gs_scan_config 
   const uint64_t capacity = gs_scan_engine_capacity(ctx, config, ctx->budget);
   if (capacity == 0) return gs_fail(GPUSORT_ERROR_TOO_LARGE, "the memory budget holds no scan at all");
   int rc = gs_scan_engine_init(e, ctx, config, n < capacity ? (n ? n : 1) : capacity);
-  const unsigned in = gs_key_info_of(config->input)->bytes;
+  const unsigned in = gs_scan_element_bytes(config);
   for (uint64_t first = 0; !rc && (first < n || (n == 0 && first == 0)); first += e->capacity) {
     const uint64_t count = n - first < e->capacity ? n - first : e->capacity;
     const gs_record_source part = {.data = source->data ? source->data + first * in : NULL,
@@ -181,5 +240,8 @@ void gs_scan_engine_free(gs_scan_engine *e) {
   gs_buffer_destroy(dev, &e->output);
   gs_buffer_destroy(dev, &e->state);
   gs_buffer_destroy(dev, &e->carry);
+  free(e->raw);
+  free(e->wide);
+  free(e->narrow);
   memset(e, 0, sizeof *e);
 }

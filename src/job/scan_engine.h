@@ -21,8 +21,19 @@ typedef struct {
   gs_buffer input, output, state, carry; /* carry: two accumulator slots, used in turn */
   gs_stager staging; /* both ways */
   unsigned char value[8]; /* a reduction's value so far (chunks > 0) */
+  /* host arrays of the conversions, for elements or results of other forms (config.in_form,
+   * out_form): a chunk's elements read from a file, widened, and a piece of results */
+  unsigned char *raw, *wide, *narrow;
+  size_t narrow_bytes;
+  gs_bytes_sink sink; /* the caller's, behind the conversion of results */
+  void *sink_ctx;
   double setup, read, upload, gpu, download, write;
 } gs_scan_engine;
+
+/* Bytes of an element as the caller holds it (config.in_form's, else input's), and of a
+ * result (out_form's, else acc's). */
+unsigned gs_scan_element_bytes(const gs_scan_config *config);
+unsigned gs_scan_result_bytes(const gs_scan_config *config);
 
 /* The most elements one chunk takes on the context's device (the budget aside). */
 uint64_t gs_scan_engine_max_elements(gs_context *ctx, const gs_scan_config *config);

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "prim/elements.h"
+
 /* Indexed by gpusort_type. */
 static const gs_field_type field_types[] = {
     [GPUSORT_U32] = {"u32", 4, GS_PART_UNSIGNED, false},    [GPUSORT_I32] = {"i32", 4, GS_PART_SIGNED, false},
@@ -66,19 +68,7 @@ const char *gs_field_type_names(void) {
 
 /* A 16-bit float's value, for messages: f16 (1, 5, 10 bits) or bfloat16 (the top half of an f32). */
 static double half_value(uint64_t bits, bool bfloat) {
-  if (bfloat) {
-    const uint32_t b = (uint32_t)bits << 16;
-    float f;
-    memcpy(&f, &b, 4);
-    return f;
-  }
-  const int sign = (bits >> 15) & 1, exponent = (bits >> 10) & 31;
-  const double mantissa = (double)(bits & 1023);
-  double v;
-  if (exponent == 31) v = mantissa ? 0.0 / 0.0 : 1.0 / 0.0;
-  else if (exponent == 0) v = mantissa / 1024.0 / 16384.0;
-  else v = (1.0 + mantissa / 1024.0) * (double)(1u << exponent) / 32768.0;
-  return sign ? -v : v;
+  return bfloat ? gs_bf16_to_f32((uint16_t)bits) : gs_f16_to_f32((uint16_t)bits);
 }
 
 void gs_key_spec_set_bits(gs_key_spec *s, unsigned begin_bit, unsigned end_bit) {

@@ -17,6 +17,7 @@
 #ifndef GS_PRIM_SCAN_H
 #define GS_PRIM_SCAN_H
 
+#include "gpusort.h"
 #include "prim/device_config.h"
 #include "prim/keys.h"
 #include "prim/memops.h"
@@ -34,6 +35,10 @@ typedef struct {
   bool inclusive;
   gs_scan_algo algo;
   bool reduce_only; /* only the combination of all elements, written to the output's first element */
+  /* The host's side (job/scan_engine.c): the elements' form and the results', where they are
+   * not `input` and `acc` themselves (narrow, half, big-endian: prim/elements.h), converted
+   * on the way up and down. GPUSORT_TYPE_NONE: input and acc as they are. */
+  gpusort_type in_form, out_form;
 } gs_scan_config;
 
 typedef struct {
