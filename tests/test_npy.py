@@ -8,7 +8,10 @@ message naming the problem.
 
 usage: test_npy.py GPUSORT [unittest options]
 """
+import io
+import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -228,16 +231,76 @@ class Npy(unittest.TestCase):
         self.refused("name the key's field (--key FIELD; fields: a (<u4), m (<u2))", "-f", self.path("s.npy"), out)
         self.refused("has no field 'x' (fields: a (<u4), m (<u2))", "-f", "--key", "x", self.path("s.npy"), out)
         self.refused("field 'm' of type '<u2' cannot be a key", "-f", "--key", "m", self.path("s.npy"), out)
-        # not a .npy file and no --keys; a .npy file on stdin
+        # not a .npy file and no --keys; a .npy stream cut short, or of another type
         with open(self.path("raw.bin"), "wb") as f:
             f.write(bytes(16))
         self.refused("is not a .npy file: say what it holds (--keys TYPE)", "-f", self.path("raw.bin"), out)
         with open(self.path("u4.npy"), "rb") as f:
-            p = run("--keys", "u32", "-f", "-", out, stdin=f.read())
-        self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertIn(b"holds a .npy file: give it as a file", p.stderr)
-        self.assertFalse(os.path.exists(out))
+            whole = f.read()
+        for args, data, message in (([], whole[:-4], b"the .npy header says 8 elements of 4 bytes, but the stream "
+                                                     b"holds 28 bytes"),
+                                    (["--keys", "f32"], whole, b"its .npy elements are '<u4', not f32 keys"),
+                                    ([], whole[:40], b"runs past the end")):
+            p = run(*args, "-f", "-", out, stdin=data)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(message, p.stderr)
+            self.assertFalse(os.path.exists(out))
         self.assertEqual(sorted(n for n in os.listdir(self.dir) if n.startswith(".")), [])
+
+
+class NpyStreams(unittest.TestCase):
+    """.npy files on standard input: a pipe (its header read ahead, then the data as any stream,
+    also spilled past the budget) or a file; the output a .npy file or a .npy stream."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="gpusort-npy-streams-")
+        self.rng = np.random.default_rng(5)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def test_commands_read_npy_from_stdin(self):
+        a = self.rng.integers(-1000, 1000, 50001).astype("<i4")
+        np.save(self.path("a.npy"), a)
+        with open(self.path("a.npy"), "rb") as f:
+            data = f.read()
+        sort_out = self.path("sorted.npy")
+        for args, want in ((["-f", "-", sort_out], np.sort(a, kind="stable")),
+                           (["scan", "-f", "-", sort_out], np.cumsum(a, dtype="<i4")),
+                           (["unique", "-f", "-", sort_out], a[np.concatenate([[True], a[1:] != a[:-1]])])):
+            with self.subTest(args=args):
+                p = run(*(args[:1] + ["-q"] + args[1:] if args[0] in ("scan", "unique") else ["-q"] + args), stdin=data)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                got = np.load(sort_out)
+                self.assertEqual(got.dtype, want.dtype)
+                np.testing.assert_array_equal(got, want)
+        big = self.rng.integers(0, 1 << 32, 1 << 20, dtype=np.uint64).astype("<u4")
+        np.save(self.path("big.npy"), big)
+        with open(self.path("big.npy"), "rb") as f:  # past the budget: spilled, sorted out of core
+            p = run("-q", "--json", "-f", "--mem-limit", "2M", "--temp-dir", self.dir, "-", sort_out, stdin=f.read())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("buckets", json.loads(p.stdout)["stages"])
+        np.testing.assert_array_equal(np.load(sort_out), np.sort(big))
+        p = run("-q", "--argsort", "-", "-", stdin=data)  # to a .npy stream
+        self.assertEqual(p.returncode, 0, p.stderr)
+        np.testing.assert_array_equal(np.load(io.BytesIO(p.stdout)), np.argsort(a, kind="stable"))
+        p = run("reduce", "--op", "max", "-", stdin=data)
+        self.assertEqual((p.returncode, p.stdout.strip()), (0, str(a.max()).encode()))
+        with open(self.path("a.npy"), "rb") as f:  # a file as stdin
+            p = subprocess.run([GPUSORT, "-q", "-f", "-", sort_out], stdin=f, capture_output=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        np.testing.assert_array_equal(np.load(sort_out), np.sort(a))
+        s = np.zeros(3000, dtype=[("k", "<u2"), ("v", "<f4")])
+        s["k"] = self.rng.integers(0, 50, 3000)
+        s["v"] = np.arange(3000)
+        np.save(self.path("s.npy"), s)
+        with open(self.path("s.npy"), "rb") as f:
+            p = run("-q", "--key", "k:desc", "-f", "-", sort_out, stdin=f.read())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        np.testing.assert_array_equal(np.load(sort_out), s[np.argsort(-s["k"].astype(np.int64), kind="stable")])
 
 
 if __name__ == "__main__":

@@ -55,6 +55,56 @@ const char *gs_mapping_fault(const void *address) {
   return NULL;
 }
 
+static struct {
+  pthread_mutex_t lock;
+  unsigned char *data;
+  size_t bytes, at; /* buffered, and taken of those */
+} ahead = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+
+int gs_stdin_peek(size_t bytes, const unsigned char **data, size_t *got) {
+  pthread_mutex_lock(&ahead.lock);
+  int rc = GPUSORT_OK;
+  if (ahead.bytes - ahead.at < bytes) {
+    unsigned char *grown = realloc(ahead.data, ahead.at + bytes);
+    if (!grown) rc = gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory reading stdin");
+    else ahead.data = grown;
+    while (!rc && ahead.bytes - ahead.at < bytes) {
+      const ssize_t n = read(STDIN_FILENO, ahead.data + ahead.bytes, ahead.at + bytes - ahead.bytes);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) rc = gs_fail(GPUSORT_ERROR_IO, "cannot read stdin: %s", strerror(errno));
+      if (n <= 0) break;
+      ahead.bytes += (size_t)n;
+    }
+  }
+  *data = ahead.data ? ahead.data + ahead.at : NULL;
+  *got = ahead.bytes - ahead.at;
+  pthread_mutex_unlock(&ahead.lock);
+  return rc;
+}
+
+void gs_stdin_take(size_t bytes) {
+  pthread_mutex_lock(&ahead.lock);
+  ahead.at += bytes < ahead.bytes - ahead.at ? bytes : ahead.bytes - ahead.at;
+  pthread_mutex_unlock(&ahead.lock);
+}
+
+/* What was read ahead and not taken, moved into `buf` (of `cap` bytes): its length. */
+static size_t take_ahead(unsigned char **buf, size_t *cap) {
+  pthread_mutex_lock(&ahead.lock);
+  size_t n = ahead.bytes - ahead.at;
+  if (n > *cap) {
+    unsigned char *grown = realloc(*buf, n);
+    if (grown) *buf = grown, *cap = n;
+    else n = 0; /* (out of memory: the caller reads on, and fails on a short input) */
+  }
+  if (n) memcpy(*buf, ahead.data + ahead.at, n);
+  free(ahead.data);
+  ahead.data = NULL;
+  ahead.bytes = ahead.at = 0;
+  pthread_mutex_unlock(&ahead.lock);
+  return n;
+}
+
 int gs_input_open(gs_input *in, const char *path) {
   memset(in, 0, sizeof *in);
   in->fd = -1;
@@ -145,6 +195,7 @@ int gs_input_read_stream(gs_input *in, uint64_t memory_bytes, const char *spill_
   size_t cap = 1 << 20, len = 0;
   unsigned char *buf = malloc(cap);
   if (!buf) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory reading %s", in->name);
+  if (in->fd == STDIN_FILENO) len = take_ahead(&buf, &cap); /* first what was read ahead */
   for (;;) {
     if (len == cap) {
       if (len >= memory_bytes) return spill_stream(in, buf, len, cap, spill_dir);

@@ -38,6 +38,13 @@ int gs_input_open(gs_input *in, const char *path);
  * a regular input. No-op for mapped files. */
 int gs_input_read_stream(gs_input *in, uint64_t memory_bytes, const char *spill_dir);
 
+/* Standard input read ahead, for a look at a stream's first bytes (a .npy header) before a job
+ * reads it: at least `bytes` of what stdin holds from the point not yet taken (fewer at its
+ * end) are buffered and shown in *data, *got. gs_stdin_take drops the first `bytes` of them;
+ * gs_input_read_stream hands out the rest before it reads on. (One per process, as stdin.) */
+int gs_stdin_peek(size_t bytes, const unsigned char **data, size_t *got);
+void gs_stdin_take(size_t bytes);
+
 /* Brings a mapped input into memory ahead of use (page faults now rather than during the
  * copy to the GPU). No-op for streams. */
 void gs_input_prefault(gs_input *in);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/input.h"
 #include "prim/key_spec.h"
 #include "util/error.h"
 
@@ -167,7 +168,8 @@ static int parse_descr(cursor *c, gs_npy *npy) {
   return GPUSORT_OK;
 }
 
-int gs_npy_parse(const unsigned char *file, uint64_t file_bytes, const char *name, gs_npy *npy) {
+/* The header of a file of file_bytes (UINT64_MAX: a stream, whose size is not known yet). */
+static int parse_header(const unsigned char *file, uint64_t file_bytes, const char *name, gs_npy *npy) {
   memset(npy, 0, sizeof *npy);
   if (file_bytes < 10 || !gs_npy_is(file, file_bytes))
     return gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s: not a .npy file", name);
@@ -227,12 +229,17 @@ int gs_npy_parse(const unsigned char *file, uint64_t file_bytes, const char *nam
                    npy->simple.descr);
   if (npy->itemsize == 0) return gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s: a .npy dtype of no bytes", name);
   npy->count = count;
+  if (file_bytes == UINT64_MAX) return GPUSORT_OK;
   const uint64_t data = file_bytes - npy->header_bytes;
   if (count > data / npy->itemsize || count * npy->itemsize != data)
     return gs_fail(GPUSORT_ERROR_BAD_INPUT,
                    "%s: the .npy header says %llu elements of %u bytes, but the file holds %llu bytes of data", name,
                    (unsigned long long)count, npy->itemsize, (unsigned long long)data);
   return GPUSORT_OK;
+}
+
+int gs_npy_parse(const unsigned char *file, uint64_t file_bytes, const char *name, gs_npy *npy) {
+  return parse_header(file, file_bytes < UINT64_MAX ? file_bytes : UINT64_MAX - 1, name, npy);
 }
 
 size_t gs_npy_header(const char *descr, uint64_t count, unsigned char *buf, size_t size) {
@@ -267,10 +274,41 @@ const char *gs_npy_descr_of(gpusort_type type) {
   return (unsigned)type < sizeof descr / sizeof descr[0] ? descr[type] : NULL;
 }
 
+/* A .npy file on standard input, when it is a pipe: its header read ahead and taken from the
+ * stream (gs_stdin_peek), which then holds the data alone; remembered, as it is read once. */
+static int probe_stdin_stream(gs_npy *npy, bool *found) {
+  static int state; /* 0: not probed; 1: no .npy; 2: `seen` */
+  static gs_npy seen;
+  if (state) {
+    *found = state == 2;
+    if (*found) *npy = seen;
+    return GPUSORT_OK;
+  }
+  state = 1;
+  const unsigned char *head;
+  size_t got;
+  int rc = gs_stdin_peek(12, &head, &got);
+  if (rc || got < 10 || !gs_npy_is(head, got)) return rc;
+  const uint64_t header = head[6] == 1 ? 10 + (head[8] | (uint64_t)head[9] << 8)
+                                       : 12 + (head[8] | (uint64_t)head[9] << 8 | (uint64_t)head[10] << 16 |
+                                               (uint64_t)head[11] << 24);
+  if (header > (1u << 24)) return gs_fail(GPUSORT_ERROR_BAD_INPUT, "stdin: a .npy header of %llu bytes",
+                                         (unsigned long long)header);
+  if ((rc = gs_stdin_peek((size_t)header, &head, &got))) return rc;
+  if ((rc = parse_header(head, got < header ? got : UINT64_MAX, "stdin", npy))) return rc;
+  gs_stdin_take((size_t)header);
+  seen = *npy;
+  state = 2;
+  *found = true;
+  return GPUSORT_OK;
+}
+
 int gs_npy_probe(const char *path, gs_npy *npy, bool *found) {
   *found = false;
-  if (strcmp(path, "-") == 0) return GPUSORT_OK;
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  const bool is_stdin = strcmp(path, "-") == 0;
+  struct stat in;
+  if (is_stdin && (fstat(STDIN_FILENO, &in) != 0 || !S_ISREG(in.st_mode))) return probe_stdin_stream(npy, found);
+  const int fd = is_stdin ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC); /* (a file on stdin: as a file) */
   struct stat st;
   unsigned char head[6];
   if (fd < 0) return GPUSORT_OK; /* open_input says why */
@@ -281,7 +319,7 @@ int gs_npy_probe(const char *path, gs_npy *npy, bool *found) {
   void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
   close(fd);
   if (map == MAP_FAILED) return gs_fail(GPUSORT_ERROR_IO, "cannot map %s: %s", path, strerror(errno));
-  const int rc = gs_npy_parse(map, (uint64_t)st.st_size, path, npy);
+  const int rc = gs_npy_parse(map, (uint64_t)st.st_size, is_stdin ? "stdin" : path, npy);
   munmap(map, (size_t)st.st_size);
   *found = rc == GPUSORT_OK;
   return rc;

@@ -31,7 +31,8 @@ typedef struct {
   /* keyed sorts: the normalized forms of the records, computed while the device opens */
   gs_normalized_forms *forms;
   const gs_sort_request *request;
-  uint64_t data_offset;      /* a .npy input: its header's bytes, skipped */
+  const gs_npy *npy;         /* a .npy input's header (skipped in a file, read already from a
+                                stream), or NULL */
 } input_spec;
 
 
@@ -119,7 +120,7 @@ static int open_input(gs_context *c, const input_spec *spec, uint64_t (*memory_l
   int rc;
   gs_trace("job started");
   if ((rc = gs_input_open(in, spec->path))) return rc;
-  if (spec->data_offset && !in->is_stream) gs_input_skip(in, spec->data_offset);
+  if (spec->npy && !in->is_stream) gs_input_skip(in, spec->npy->header_bytes);
   /* the output first: an output that is the input is refused whatever the input holds */
   if (spec->output && (rc = gs_output_preflight(spec->output, spec->overwrite, in))) return rc;
   if (!in->is_stream && (rc = gs_input_check_width(in, spec->width, spec->unit))) return rc;
@@ -136,9 +137,14 @@ static int open_input(gs_context *c, const input_spec *spec, uint64_t (*memory_l
     scratch_dir_for(c, spec->output, dir, sizeof dir);
     const uint64_t records = memory_limit(c, arg);
     if ((rc = gs_input_read_stream(in, records * spec->width, dir))) return rc;
-    if (gs_npy_is(in->data, in->bytes))
-      return gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s holds a .npy file: give it as a file (.npy headers are read from "
-                     "files, not streams)", in->name);
+    if (spec->npy && in->bytes != spec->npy->count * spec->npy->itemsize) /* (its header was read ahead) */
+      return gs_fail(GPUSORT_ERROR_BAD_INPUT,
+                     "%s: the .npy header says %llu elements of %u bytes, but the stream holds %llu bytes of data",
+                     in->name, (unsigned long long)spec->npy->count, spec->npy->itemsize,
+                     (unsigned long long)in->bytes);
+    if (!spec->npy && gs_npy_is(in->data, in->bytes))
+      return gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s holds a .npy file: give it as a file or on standard input (.npy "
+                     "headers are not read from other streams)", in->name);
     if ((rc = gs_input_check_width(in, spec->width, spec->unit))) return rc;
     report->stage_seconds[GPUSORT_STAGE_READ] += gs_now() - t0 - in->spill_seconds;
     report->stage_seconds[GPUSORT_STAGE_SPILL] += in->spill_seconds;
@@ -351,7 +357,7 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
                             (r->layout.kind == GS_LAYOUT_RECORDS && (R % 4 || R > 64));
   gs_normalized_forms forms = {0};
   const input_spec spec = {input,  output, flags.overwrite, R, unit, mapped_reads, r->layout.keyed ? &forms : NULL, r,
-                           is_npy ? npy.header_bytes : 0};
+                           is_npy ? &npy : NULL};
   gs_input in;
   gs_output out = {.fd = -1};
   gs_emitter emitter = {0};
@@ -467,7 +473,7 @@ static int scan_input(gs_context *c, const char *input, const char *output, bool
     header_bytes = gs_npy_header(gs_npy_descr_of(out_form), npy.count, header, sizeof header);
   report->output_bytes = header_bytes; /* the data's are added at the end */
   if (rc) return rc;
-  const input_spec spec = {input, output, overwrite, width, unit, false, NULL, NULL, is_npy ? npy.header_bytes : 0};
+  const input_spec spec = {input, output, overwrite, width, unit, false, NULL, NULL, is_npy ? &npy : NULL};
   const early_output early = {out, emitter, output, out_width, sync, NULL, header, header_bytes};
   uint64_t n = 0;
   rc = open_input(c, &spec, scan_capacity, config, out ? &early : NULL, in, &n, report);
@@ -603,7 +609,7 @@ int gs_file_compact(gs_context *c, const char *input, const char *output, const 
   char unit[64];
   gs_layout_unit(&r.layout, unit, sizeof unit);
   /* (the output records are built from the input's mapping) */
-  const input_spec spec = {input, output, flags.overwrite, R, unit, true, NULL, NULL, is_npy ? npy.header_bytes : 0};
+  const input_spec spec = {input, output, flags.overwrite, R, unit, true, NULL, NULL, is_npy ? &npy : NULL};
   uint64_t n = 0, capacity = 0;
   rc = open_input(c, &spec, compact_capacity, &r, partition ? &late.early : NULL, &in, &n, report);
   const double planning = gs_now();
