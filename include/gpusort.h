@@ -401,7 +401,8 @@ GPUSORT_API int gpusort_reduce(gpusort_context *ctx, const void *input, uint64_t
  *                  sums wrap at acc's width, floats sum in a fixed order)
  * Keys are equal when their stored bits are (so -0.0 and +0.0 differ, and a NaN equals only
  * the same NaN): what the sort's order (totalOrder) puts together. Layouts: keys, pairs and
- * records of the six GPU key types; records move whole. `where` (gpusort(1), EXPRESSIONS):
+ * records of a numeric key of any type (narrow, half and big-endian ones widened exactly on
+ * the way to the GPU; since 0.7); records move whole. `where` (gpusort(1), EXPRESSIONS):
  * comparisons with a constant of the key's type ("< 0.5", ">= 10", "== 7", "!= 0"), half-open
  * ranges ("in [a,b)"), "isnan", "notnan", masked tests of the key's stored bits
  * ("& 0xff == 3"), joined by "and", "or", "not" and parentheses. Float comparisons are IEEE

@@ -197,7 +197,7 @@ class Usage(CliTest):
         self.assert_error(run(["--keys", "u33", "a", "b"]), 2, "--keys: unknown type 'u33'")
         self.assert_error(run(["--keys", "u32", "--values", "bytes:2", "a", "b"]), 2, "--values: unknown type")
         self.assert_error(run(["scan", "--keys", "bytes:2", "a", "b"]), 2, "--keys: unknown type 'bytes:2'")
-        self.assert_error(run(["unique", "--keys", "u16", "a", "b"]), 2, "--keys: unknown type 'u16'")
+        self.assert_error(run(["unique", "--keys", "bytes:2", "a", "b"]), 2, "--keys: unknown type 'bytes:2'")
 
     def test_bad_values(self):
         self.assert_error(run(["--keys", "u32", "--device", "x", "a", "b"]), 2, "--device")

@@ -45,7 +45,7 @@ typedef struct {
 
 static int compact_option(compact_args *o, int opt, const char *arg) {
   switch (opt) {
-  case OPT_KEYS: return cli_parse_type("--keys", arg, &o->layout_options.key); /* the six GPU types */
+  case OPT_KEYS: return cli_parse_field_type("--keys", arg, &o->layout_options.key, NULL); /* numbers of every form */
   case OPT_WHERE: o->compact.where = arg; return GPUSORT_OK;
   case OPT_COUNT_TYPE:
     if (strcmp(arg, "u32") != 0 && strcmp(arg, "u64") != 0)

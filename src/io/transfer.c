@@ -129,6 +129,11 @@ static void gather_field(void *arg, size_t begin, size_t end, unsigned worker) {
   }
 }
 
+void gs_gather_field(const void *records, size_t count, unsigned stride, unsigned offset, unsigned bytes, void *out) {
+  gather_job job = {records, stride, {.offset = offset, .bytes = bytes}, out};
+  gs_parallel_for(count, 1 << 16, gather_field, &job);
+}
+
 int gs_upload_fields(gs_stager *st, const void *records, size_t count, unsigned stride, const gs_field *fields,
                      unsigned nfields, gs_transfer_stats *stats) {
   const double start = gs_now();

@@ -43,6 +43,10 @@ typedef struct {
   unsigned offset, bytes;
 } gs_field;
 
+/* The `bytes` at `offset` of each of `count` records of `stride` bytes, into consecutive
+ * elements at out (several threads). */
+void gs_gather_field(const void *records, size_t count, unsigned stride, unsigned offset, unsigned bytes, void *out);
+
 /* Uploads fields of `count` records of `stride` bytes: each field's values are gathered into
  * staging on the host (a plain parallel memcpy when the field is the whole record) and copied
  * to its device array. */

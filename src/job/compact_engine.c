@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "job/scan_engine.h"
+#include "prim/elements.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/parallel.h"
@@ -55,14 +56,18 @@ int gs_compact_request_resolve(gs_compact_request *r, const gs_npy *npy) {
   /* Keys are compared by their bits and tested by the predicate: only the key's type matters
    * (a composite key of one part is that part; the order's direction plays no role). */
   gs_key_type key;
-  if (l->spec.count != 1 || gs_key_type_from_public(l->spec.parts[0].type, &key) != 0)
-    return gs_fail(GPUSORT_ERROR_USAGE, "%s works on keys of the six GPU types (u32, i32, f32, u64, i64, f64), not %s",
-                   name, l->key_name);
+  if (l->spec.count != 1 || gs_element_gpu_type(l->spec.parts[0].type, &key) != 0)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s works on numeric keys (u8 ... f64, u16be ... f64be), not %s", name,
+                   l->key_name);
+  const gpusort_type form = l->spec.parts[0].type;
+  r->key_form = (int)form == gs_key_type_to_public(key) ? GPUSORT_TYPE_NONE : form; /* widened as it goes up */
   l->key = key;
   l->key_offset = l->spec.parts[0].offset;
-  snprintf(l->key_name, sizeof l->key_name, "%s", gs_key_info_of(key)->name);
+  snprintf(l->key_name, sizeof l->key_name, "%s", gpusort_type_name(form));
   /* a pair's value of another type only moves with its key */
-  if (l->kind == GS_LAYOUT_PAIRS && l->keyed && r->mode == GS_COMPACT_REDUCE_BY_KEY)
+  gpusort_type value;
+  if (l->kind == GS_LAYOUT_PAIRS && r->mode == GS_COMPACT_REDUCE_BY_KEY &&
+      (gs_field_type_from_name(l->value_name, &value) != 0 || gs_key_type_from_public(value, &l->value) != 0))
     return gs_fail(GPUSORT_ERROR_USAGE, "reduce-by-key combines values of the six GPU types (u32, i32, f32, u64, i64, "
                    "f64), not %s", l->value_name);
   l->keyed = false;
@@ -81,20 +86,25 @@ int gs_compact_request_resolve(gs_compact_request *r, const gs_npy *npy) {
   }
   if (filters(r)) {
     if (!r->where) return gs_fail(GPUSORT_ERROR_USAGE, "%s needs a predicate on the key", name);
-    if ((rc = gs_predicate_parse(r->where, key, &r->predicate))) return rc;
+    if ((rc = gs_predicate_parse_form(r->where, key, r->key_form, &r->predicate))) return rc;
   }
   return GPUSORT_OK;
 }
 
+/* Bytes of the key as the records hold it. */
+static unsigned record_key_bytes(const gs_compact_request *r) {
+  return r->key_form ? gs_field_type_of(r->key_form)->bytes : gs_key_info_of(r->layout.key)->bytes;
+}
+
 unsigned gs_compact_output_bytes(const gs_compact_request *r) {
-  const unsigned key = gs_key_info_of(r->layout.key)->bytes;
+  const unsigned key = record_key_bytes(r);
   if (r->rle) return key + r->count_bytes;
   if (r->mode == GS_COMPACT_REDUCE_BY_KEY) return key + gs_key_info_of(r->acc)->bytes;
   return r->layout.record_bytes;
 }
 
 void gs_compact_npy_descr(const gs_compact_request *r, const char *input_descr, char *buf, size_t size) {
-  const char *key = gs_npy_descr_of((gpusort_type)gs_key_type_to_public(r->layout.key));
+  const char *key = gs_npy_descr_of(r->key_form ? r->key_form : (gpusort_type)gs_key_type_to_public(r->layout.key));
   if (r->rle)
     snprintf(buf, size, "[('key', '%s'), ('count', '%s')]", key, r->count_bytes == 8 ? "<u8" : "<u4");
   else if (r->mode == GS_COMPACT_REDUCE_BY_KEY)
@@ -175,7 +185,8 @@ static int engine_init(gs_compact_engine *e, gs_context *ctx, const gs_compact_r
   e->request = r;
   e->out = *out;
   e->capacity = capacity ? capacity : 1;
-  e->key_bytes = gs_key_info_of(r->layout.key)->bytes;
+  e->key_bytes = record_key_bytes(r);
+  e->gpu_key_bytes = gs_key_info_of(r->layout.key)->bytes;
   const bool by_key = r->mode == GS_COMPACT_REDUCE_BY_KEY;
   e->value_bytes = by_key ? gs_key_info_of(r->layout.value)->bytes : 0;
   e->acc_bytes = by_key ? gs_key_info_of(r->acc)->bytes : 0;
@@ -187,7 +198,7 @@ static int engine_init(gs_compact_engine *e, gs_context *ctx, const gs_compact_r
   int rc;
   if ((rc = gs_context_compact(ctx, &config, &e->compact)) ||
       (rc = gs_context_check_budget(ctx, engine_bytes(ctx, r, n, e->compact), "the compaction")) ||
-      (rc = gs_buffer_create(dev, &e->keys, n * e->key_bytes, GS_MEM_DEVICE, "the compaction's keys")) ||
+      (rc = gs_buffer_create(dev, &e->keys, n * e->gpu_key_bytes, GS_MEM_DEVICE, "the compaction's keys")) ||
       (by_key && (rc = gs_buffer_create(dev, &e->values, n * e->value_bytes, GS_MEM_DEVICE, "the compaction's values"))) ||
       (rc = gs_buffer_create(dev, &e->indices, n * 4, GS_MEM_DEVICE, "the positions kept")) ||
       (by_key && (rc = gs_buffer_create(dev, &e->results, n * e->acc_bytes, GS_MEM_DEVICE, "the values by key"))) ||
@@ -200,7 +211,9 @@ static int engine_init(gs_compact_engine *e, gs_context *ctx, const gs_compact_r
   e->staging.progress = gs_progress_count;
   e->staging.progress_ctx = ctx;
   e->scratch_bytes = r->layout.record_bytes > MIN_SCRATCH_BYTES ? r->layout.record_bytes : MIN_SCRATCH_BYTES;
-  if (!(e->scratch = malloc(e->scratch_bytes))) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
+  if (!(e->scratch = malloc(e->scratch_bytes)) ||
+      (r->key_form && (!(e->form_keys = malloc(n * e->key_bytes)) || !(e->wide_keys = malloc(n * e->gpu_key_bytes)))))
+    return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
   if (filters(r)) { /* the predicate stays on the device for every chunk */
     gs_transfer_stats stats = {0};
     const size_t bytes = r->predicate.count * sizeof(gs_predicate_op);
@@ -210,8 +223,11 @@ static int engine_init(gs_compact_engine *e, gs_context *ctx, const gs_compact_r
   return GPUSORT_OK;
 }
 
+/* A record's key as its bytes hold it (1 to 8 of them), for comparing runs across chunks. */
 static uint64_t key_bits_at(const gs_compact_engine *e, const unsigned char *record) {
-  return gs_key_load_bits(e->key_bytes, record + e->request->layout.key_offset);
+  uint64_t bits = 0;
+  memcpy(&bits, record + e->request->layout.key_offset, e->key_bytes);
+  return bits;
 }
 
 static int take_u32(void *ctx, const void *data, size_t bytes) {
@@ -223,7 +239,17 @@ static int upload_chunk(gs_compact_engine *e, const gs_record_source *source, ui
   const gs_layout *L = &e->request->layout;
   gs_transfer_stats stats = {0};
   int rc;
-  if (L->kind == GS_LAYOUT_KEYS && source->fd >= 0) { /* read straight from the file */
+  if (e->request->key_form) { /* keys of another form: gathered and widened on the host */
+    const double t0 = gs_now();
+    gs_gather_field(source->data, n, L->record_bytes, L->key_offset, e->key_bytes, e->form_keys);
+    gs_elements_widen(e->request->key_form, e->form_keys, e->wide_keys, n);
+    e->read += gs_now() - t0;
+    rc = gs_upload(&e->staging, gs_buffer_range(&e->keys), e->wide_keys, n * e->gpu_key_bytes, &stats);
+    if (!rc && e->request->mode == GS_COMPACT_REDUCE_BY_KEY) {
+      const gs_field values = {gs_buffer_range(&e->values), L->value_offset, e->value_bytes};
+      rc = gs_upload_fields(&e->staging, source->data, n, L->record_bytes, &values, 1, &stats);
+    }
+  } else if (L->kind == GS_LAYOUT_KEYS && source->fd >= 0) { /* read straight from the file */
     rc = gs_upload_file(&e->staging, gs_buffer_range(&e->keys), source->fd, source->offset, n * e->key_bytes,
                         source->name, &stats);
   } else {
@@ -377,7 +403,7 @@ static void place_partition(gs_compact_engine *e, const uint32_t *positions, siz
  * position of the next run's first record (or of the input's end). */
 static int write_held_run(const gs_compact_engine *e, uint64_t end, unsigned char *out) {
   const gs_compact_run_state *h = &e->held;
-  gs_key_store_bits(e->key_bytes, out, h->key_bits);
+  memcpy(out, &h->key_bits, e->key_bytes); /* (the bytes key_bits_at read) */
   if (!e->request->rle) {
     memcpy(out + e->key_bytes, h->value, e->acc_bytes);
     return GPUSORT_OK;
@@ -584,5 +610,7 @@ void gs_compact_engine_free(gs_compact_engine *e) {
   gs_buffer_destroy(dev, &e->state);
   gs_buffer_destroy(dev, &e->program);
   free(e->scratch);
+  free(e->form_keys);
+  free(e->wide_keys);
   memset(e, 0, sizeof *e);
 }

@@ -2,7 +2,8 @@
  * GPU, in chunks of at most `capacity` records.
  *
  * Each chunk's keys (and reduce-by-key's values) go up as arrays, gathered from the records by
- * the staging copy; the GPU decides what is kept (src/prim/compact.h) and gives back the input
+ * the staging copy (keys of another form than the six GPU types gathered and widened on the
+ * host first); the GPU decides what is kept (src/prim/compact.h) and gives back the input
  * positions of what it keeps (and reduce-by-key's combined values). The output records are
  * then built on the host from the source records through those positions: select, partition
  * and unique copy whole records, rle takes a run's key and its length (the distance to the
@@ -31,8 +32,10 @@ typedef struct {
   uint32_t mode;          /* GS_COMPACT_SELECT, _PARTITION, _UNIQUE, _REDUCE_BY_KEY */
   bool rle;               /* UNIQUE that writes (key, count) records */
   unsigned count_bytes;   /* rle: 4 or 8 */
-  gs_layout layout;       /* keys, pairs or records of a GPU key type (reduce-by-key: pairs);
+  gs_layout layout;       /* keys, pairs or records of a numeric key (reduce-by-key: pairs);
                              a .npy input's is resolved by gs_compact_request_resolve */
+  gpusort_type key_form;  /* a narrow, half or big-endian key, widened to layout.key on the
+                             host as it goes up (prim/elements.h); NONE: layout.key's own */
   const char *where;      /* select, partition: the predicate's text (the caller's) */
   gs_predicate predicate; /* select, partition: `where` parsed for the key's type */
   gs_scan_op op;          /* reduce-by-key */
@@ -43,8 +46,8 @@ typedef struct {
 /* "select", "partition", "unique", "rle" or "reduce-by-key". */
 const char *gs_compact_request_name(const gs_compact_request *r);
 
-/* Checks the request against its layout and completes it: the key found (a key part of one
- * of the six GPU types, whatever the layout's other fields are), the value of reduce-by-key's
+/* Checks the request against its layout and completes it: the key found (a numeric key part,
+ * whatever the layout's other fields are), the value of reduce-by-key's
  * pairs, the accumulator, the predicate parsed. `npy` (may be NULL): the header of a .npy
  * input, whose structured dtype of two fields (key, value) gives reduce-by-key its pairs.
  * Usage errors say what does not fit. */
@@ -85,7 +88,9 @@ typedef struct {
   const gs_compact *compact;
   gs_compact_output out;
   uint64_t capacity;  /* records per chunk */
-  unsigned key_bytes, value_bytes, acc_bytes, out_bytes;
+  unsigned key_bytes, value_bytes, acc_bytes, out_bytes; /* (key_bytes: as the records hold it) */
+  unsigned gpu_key_bytes;     /* as the GPU compares it (widened) */
+  unsigned char *form_keys, *wide_keys; /* a chunk's keys of another form, gathered and widened */
   gs_buffer keys, values, indices, results, state, program;
   gs_stager staging;  /* both ways */
   unsigned char *scratch; /* output records built here where the sink has no place for them */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prim/elements.h"
+#include "prim/key_spec.h"
 #include "util/error.h"
 
 /* Characters that end a word even without a space: the symbols' characters, and ']' (no
@@ -22,7 +24,10 @@ typedef struct {
 
 typedef struct {
   const char *text;
-  const gs_key_info *info;
+  const gs_key_info *info; /* the type the keys are compared in */
+  const gs_field_type *form; /* the keys' own (narrow, half, big-endian), whose range and
+                                precision constants take; NULL: info's */
+  gpusort_type form_type;
   gs_predicate *out;
   token tok;  /* the token being looked at */
   token prev; /* the one before it, for "expected ... after" */
@@ -170,12 +175,25 @@ static int read_key_constant(parser *p, uint64_t *bits) {
   const token *t = &p->tok;
   const char *s = p->text + t->start;
   if (!at_word(p)) return fail_expected(p, "a number");
+  const char *name = p->form ? p->form->name : info->name;
   if (info->kind == GS_KEY_KIND_FLOAT) {
     char *end;
     errno = 0;
     const double d = strtod(s, &end);
     if (end < s + t->len) return fail_expected(p, "a number");
     if (isnan(d)) return fail_at(p, t, "%.*s is no constant; use isnan,", (int)t->len, s);
+    if (p->form && p->form->bytes == 2) { /* a half: the constant rounded to it, as keys are */
+      const bool bfloat = p->form_type == GPUSORT_BF16;
+      const float f = (float)d;
+      const uint16_t h = bfloat ? gs_f32_to_bf16(f) : gs_f32_to_f16(f);
+      const float v = bfloat ? gs_bf16_to_f32(h) : gs_f16_to_f32(h);
+      if (isinf(v) && !isinf(d)) return fail_at(p, t, "%.*s is out of range for %s,", (int)t->len, s, name);
+      uint32_t b;
+      memcpy(&b, &v, 4);
+      *bits = b;
+      advance(p);
+      return GPUSORT_OK;
+    }
     /* a finite literal too large for the type would become inf, and change the test */
     const bool too_large = (errno == ERANGE && isinf(d)) || (info->bytes == 4 && isinf((float)d) && !isinf(d));
     if (too_large)
@@ -198,13 +216,13 @@ static int read_key_constant(parser *p, uint64_t *bits) {
     snprintf(kind, sizeof kind, "the keys are %s", info->name);
     return fail_not_integer(p, kind);
   }
-  const unsigned width = info->bytes * 8;
+  const unsigned bytes = p->form ? p->form->bytes : info->bytes, width = bytes * 8; /* (the keys' own range) */
   if (negative && info->kind == GS_KEY_KIND_UNSIGNED)
-    return fail_at(p, t, "%.*s is out of range for %s (unsigned keys take no '-'),", (int)t->len, s, info->name);
+    return fail_at(p, t, "%.*s is out of range for %s (unsigned keys take no '-'),", (int)t->len, s, name);
   const uint64_t limit = info->kind == GS_KEY_KIND_SIGNED ? ((uint64_t)1 << (width - 1)) - (negative ? 0 : 1)
-                                                           : width_mask(info->bytes);
+                                                           : width_mask(bytes);
   if (overflow || magnitude > limit)
-    return fail_at(p, t, "%.*s is out of range for %s,", (int)t->len, s, info->name);
+    return fail_at(p, t, "%.*s is out of range for %s,", (int)t->len, s, name);
   *bits = (negative ? 0 - magnitude : magnitude) & width_mask(info->bytes);
   advance(p);
   return GPUSORT_OK;
@@ -218,11 +236,14 @@ static int read_raw_constant(parser *p, uint64_t *bits) {
   if (!at_word(p)) return fail_expected(p, "a number");
   bool negative, overflow;
   uint64_t magnitude;
+  if (p->form && p->form->kind == GS_PART_FLOAT && p->form->bytes == 2) /* (compared as f32, not its bits) */
+    return fail_at(p, t, "mask tests take keys of other types than %s:", p->form->name);
   if (!read_integer(s, t->len, &negative, &magnitude, &overflow))
     return fail_not_integer(p, "masks are on the stored bits");
-  if (negative || overflow || magnitude > width_mask(info->bytes))
-    return fail_at(p, t, "%.*s is out of range for the %u stored bits of %s keys,", (int)t->len, s,
-                   info->bytes * 8, info->name);
+  const unsigned bytes = p->form ? p->form->bytes : info->bytes;
+  if (negative || overflow || magnitude > width_mask(bytes))
+    return fail_at(p, t, "%.*s is out of range for the %u stored bits of %s keys,", (int)t->len, s, bytes * 8,
+                   p->form ? p->form->name : info->name);
   *bits = magnitude;
   advance(p);
   return GPUSORT_OK;
@@ -319,9 +340,14 @@ static int parse_or(parser *p) {
 }
 
 int gs_predicate_parse(const char *text, gs_key_type type, gs_predicate *out) {
+  return gs_predicate_parse_form(text, type, GPUSORT_TYPE_NONE, out);
+}
+
+int gs_predicate_parse_form(const char *text, gs_key_type type, gpusort_type form, gs_predicate *out) {
   memset(out, 0, sizeof *out);
   out->key = type;
-  parser p = {.text = text, .info = gs_key_info_of(type), .out = out};
+  parser p = {.text = text, .info = gs_key_info_of(type), .form = form ? gs_field_type_of(form) : NULL,
+              .form_type = form, .out = out};
   advance(&p);
   if (!p.tok.len) return gs_fail(GPUSORT_ERROR_USAGE, "--where: the expression is empty");
   int rc = parse_or(&p);

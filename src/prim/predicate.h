@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "kernel_interface.h"
+#include "gpusort.h"
 #include "prim/keys.h"
 
 typedef struct {
@@ -31,6 +32,12 @@ typedef struct {
 /* Parses `text` for keys of `type`: GPUSORT_OK, or GPUSORT_ERROR_USAGE with gs_fail's message
  * ("--where: unexpected 'foo' at 7 in '...'", "--where: 300 is out of range for i8"...). */
 int gs_predicate_parse(const char *text, gs_key_type type, gs_predicate *out);
+
+/* The same for keys of another form (narrow, half, big-endian: prim/elements.h) compared as
+ * `type`, the GPU type they widen to: constants take the form's range, and a half's are
+ * rounded to it (to nearest even, as the keys were); mask tests are on the value's bits
+ * (not a half's). */
+int gs_predicate_parse_form(const char *text, gs_key_type type, gpusort_type form, gs_predicate *out);
 
 /* Whether a key with stored bits `bits` (zero-extended) satisfies the predicate. */
 bool gs_predicate_test(const gs_predicate *p, uint64_t bits);

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""scan and reduce of numbers of every form through the command line: u8, i8, u16, i16, f16,
-bf16 and the big-endian types, widened to the GPU's types and converted back, against numpy.
+"""Numbers of every form through the command line: u8, i8, u16, i16, f16, bf16 and the
+big-endian types, widened to the GPU's types and converted back, against numpy: scan and
+reduce, and the look-back family (select, partition, unique, rle, reduce-by-key).
 
 Integer sums wrap at the elements' width (numpy's cumsum in the same dtype), or at a wider
 accumulator's (--acc, whose results keep the elements' byte order); min and max are exact,
@@ -9,7 +10,11 @@ float sums are within a bound of the exact sums: f16 and bf16 sum in f32 and rou
 result to their own precision. Sizes around the chunks of --mem-limit, files and streams
 (spilled to a scratch file and read back by chunk), .npy files without --keys, refusals.
 
-usage: test_scan_forms.py GPUSORT [unittest options]
+The family compares keys as the GPU types they widen to (exactly: equal keys stay equal, -0
+and +0 and NaN payloads stay apart), tests constants in the keys' own range and precision,
+and writes the records (and rle's and reduce-by-key's keys) as they were.
+
+usage: test_number_forms.py GPUSORT [unittest options]
 """
 import json
 import os
@@ -240,6 +245,97 @@ class ScanForms(unittest.TestCase):
                 self.assertIn(message, p.stderr.decode())
                 self.assertEqual(len(p.stderr.decode().strip().splitlines()), 1, p.stderr.decode())
                 self.assertFalse(os.path.exists(self.path("out.bin")))
+
+
+class FamilyForms(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="gpusort-family-forms-")
+        self.rng = np.random.default_rng(13)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def family(self, command, data, *args, want=0):
+        with open(self.path("in.bin"), "wb") as f:
+            f.write(data)
+        p = subprocess.run([GPUSORT, command, "-q", "-f", *args, self.path("in.bin"), self.path("out.bin")],
+                           capture_output=True, timeout=300)
+        self.assertEqual(p.returncode, want, f"{command} {' '.join(args)}: {p.stderr.decode()}")
+        if want:
+            return p.stderr.decode()
+        with open(self.path("out.bin"), "rb") as f:
+            return f.read()
+
+    def test_select_and_partition(self):
+        cases = (("u8", "> 200 or < 3", lambda v: (v > 200) | (v < 3)),
+                 ("i8", "in [-5, 7) or & 0x3 == 1", lambda v: ((v >= -5) & (v < 7)) | ((v.view("u1") & 3) == 1)),
+                 ("u16be", ">= 40000", lambda v: v >= 40000),
+                 ("i16", "!= -1 and < 100", lambda v: (v != -1) & (v < 100)),
+                 ("f16", "> 0.1 and <= 2.5", lambda v: (v > np.float16(0.1)) & (v <= np.float16(2.5))),
+                 ("i32be", "< 0", lambda v: v < 0),
+                 ("f64be", "notnan and >= 1e2", lambda v: v >= 100),
+                 ("u64be", "& 0xff == 7", lambda v: (v & 0xFF) == 7))
+        for name, where, test in cases:
+            dtype = np.dtype(FORMS[name][0])
+            v = numbers(name, 20011, self.rng)
+            if name == "u64be":
+                v[::5] = (v[::5] & ~np.uint64(0xFF)) | np.uint64(7)
+            if name == "f16":
+                v = (v.astype(np.float64) / 50).astype(dtype)
+            with self.subTest(name=name, layout="keys"):
+                got = np.frombuffer(self.family("select", v.tobytes(), "--where", where, "--keys", name), dtype=dtype)
+                np.testing.assert_array_equal(got, v[test(v)])
+            # records of 13 bytes, the key at byte 3
+            records = self.rng.integers(0, 256, (v.shape[0], 13), dtype=np.uint8)
+            records[:, 3:3 + dtype.itemsize] = v.view(np.uint8).reshape(-1, dtype.itemsize)
+            mask = test(v)
+            with self.subTest(name=name, layout="records"):
+                got = self.family("partition", records.tobytes(), "--where", where, "--keys", name, "--record-size",
+                                  "13", "--key-offset", "3")
+                self.assertEqual(got, np.concatenate([records[mask], records[~mask]]).tobytes())
+
+    def test_unique_rle_and_reduce_by_key_across_chunks(self):
+        for name in ("u8", "i16be", "f16", "bf16", "u32be"):
+            dtype = np.dtype(FORMS[name][0])
+            raw = numbers(name, 300, self.rng, specials=FORMS[name][1] == "f")
+            keys = np.repeat(raw, self.rng.integers(1, 4000, raw.shape[0]))  # runs across chunks
+            first = np.concatenate([[True], keys.view(f"u{dtype.itemsize}")[1:] != keys.view(f"u{dtype.itemsize}")[:-1]])
+            starts = np.flatnonzero(first)
+            counts = np.diff(np.append(starts, keys.shape[0]))
+            chunked = ["--mem-limit", "2M", "--temp-dir", self.dir]
+            with self.subTest(name=name, command="unique"):
+                got = self.family("unique", keys.tobytes(), "--keys", name, *chunked)
+                self.assertEqual(got, keys[first].tobytes())
+            with self.subTest(name=name, command="rle"):
+                got = np.frombuffer(self.family("rle", keys.tobytes(), "--keys", name, "--count-type", "u64", *chunked),
+                                    dtype=[("k", dtype), ("c", "<u8")])
+                self.assertEqual(got["k"].tobytes(), keys[first].tobytes())
+                np.testing.assert_array_equal(got["c"], counts)
+            values = self.rng.integers(0, 1000, keys.shape[0]).astype("<u4")
+            pairs = np.zeros(keys.shape[0], dtype=[("k", dtype), ("v", "<u4")])
+            pairs["k"], pairs["v"] = keys, values
+            with self.subTest(name=name, command="reduce-by-key"):
+                got = np.frombuffer(self.family("reduce-by-key", pairs.tobytes(), "--keys", name, "--values", "u32",
+                                                "--acc", "u64", *chunked), dtype=[("k", dtype), ("v", "<u8")])
+                self.assertEqual(got["k"].tobytes(), keys[first].tobytes())
+                np.testing.assert_array_equal(got["v"], np.add.reduceat(values.astype(np.uint64), starts))
+
+    def test_refusals(self):
+        h = numbers("f16", 100, self.rng)
+        self.assertIn("mask tests take keys of other types than f16",
+                      self.family("select", h.tobytes(), "--where", "& 1 == 1", "--keys", "f16", want=2))
+        self.assertIn("70000 is out of range for u16",
+                      self.family("select", h.tobytes(), "--where", "< 70000", "--keys", "u16", want=2))
+        self.assertIn("1e6 is out of range for f16",
+                      self.family("select", h.tobytes(), "--where", "< 1e6", "--keys", "f16", want=2))
+        self.assertIn("unique works on numeric keys",
+                      self.family("unique", h.tobytes(), "--key", "0:bytes:2", "--record-size", "4", want=2))
+        self.assertIn("reduce-by-key combines values of the six GPU types (u32, i32, f32, u64, i64, f64), not u16",
+                      self.family("reduce-by-key", h.tobytes(), "--keys", "u16", "--values", "u16", want=2))
+        self.assertFalse(os.path.exists(self.path("out.bin")))
 
 
 if __name__ == "__main__":
