@@ -103,6 +103,10 @@ typedef struct gpusort_vk_sorter gpusort_vk_sorter;
  *             written to an index buffer; the keys are not modified (argsort);
  *   records   record_bytes set: records of that many bytes with the key at key_offset (any
  *             alignment), written whole in sorted order to an output buffer.
+ * key_type: any numeric type; one of the narrow, half and big-endian ones (since 0.7) is sorted
+ * by its ordered bits, extracted into scratch memory and written back in its own form (its key
+ * buffer is read and written as whole 32-bit words; no indirect count). Values are of the six
+ * GPU types.
  * flags: GPUSORT_DESCENDING. algo: GPUSORT_SORT_AUTO (Onesweep, or reduce-then-scan on a
  * device without forward progress or on lavapipe; never bitonic, since the count is not known here) or the
  * algorithm to use. Every sort is stable. */

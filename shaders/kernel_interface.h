@@ -274,7 +274,15 @@ GS_BLOCK_BEGIN(gs_gather_push)
   GS_U32 groups;
 GS_BLOCK_END(gs_gather_push)
 
-/* extract_keys.comp: keys[i] = the key at key_offset in record i (any alignment). */
+/* extract_keys.comp: keys[i] = the key at key_offset in record i (any alignment). With a
+ * `form` (a key of another form than the GPU types: its bytes, 1 to 8, | GS_FORM_BIG_ENDIAN |
+ * kind << GS_FORM_KIND_SHIFT, kind as KEY_KIND), keys[i] is the key's ordered bits
+ * (prim/keys.h), zero-extended, for an unsigned sort; with GS_EXTRACT_STORE, the other way:
+ * the key at key_offset in record i becomes the field whose ordered bits are keys[i]. */
+#define GS_FORM_BYTES_MASK 15u
+#define GS_FORM_BIG_ENDIAN 16u
+#define GS_FORM_KIND_SHIFT 5u
+#define GS_EXTRACT_STORE 1u
 GS_BLOCK_BEGIN(gs_extract_push)
   GS_ADDRESS records;
   GS_ADDRESS keys;
@@ -282,6 +290,8 @@ GS_BLOCK_BEGIN(gs_extract_push)
   GS_U32 record_bytes;
   GS_U32 key_offset;
   GS_U32 groups;
+  GS_U32 form;  /* 0: a GPU type, copied as it is */
+  GS_U32 flags; /* GS_EXTRACT_STORE */
 GS_BLOCK_END(gs_extract_push)
 
 /* clear_words.comp and copy_words.comp: `words` 32-bit words, 16 bytes per access. With

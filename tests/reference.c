@@ -1,17 +1,29 @@
 #include "reference.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 uint64_t ref_ordered(gpusort_type type, const void *p) {
   const size_t bytes = gpusort_type_size(type);
+  const bool big_endian = type >= GPUSORT_U16BE && type <= GPUSORT_F64BE;
+  const unsigned char *b = p;
   uint64_t bits = 0;
-  memcpy(&bits, p, bytes);
-  const uint64_t sign = (uint64_t)1 << (bytes * 8 - 1), all = bytes == 8 ? UINT64_MAX : UINT32_MAX;
+  for (size_t k = 0; k < bytes; k++) bits |= (uint64_t)b[big_endian ? bytes - 1 - k : k] << (8 * k);
+  const uint64_t sign = (uint64_t)1 << (bytes * 8 - 1), all = bytes == 8 ? UINT64_MAX : ((uint64_t)1 << (8 * bytes)) - 1;
   switch (type) {
+  case GPUSORT_I8:
+  case GPUSORT_I16:
+  case GPUSORT_I16BE:
   case GPUSORT_I32:
+  case GPUSORT_I32BE:
+  case GPUSORT_I64BE:
   case GPUSORT_I64: return bits ^ sign;
+  case GPUSORT_F16:
+  case GPUSORT_BF16:
   case GPUSORT_F32:
+  case GPUSORT_F32BE:
+  case GPUSORT_F64BE:
   case GPUSORT_F64: return (bits & sign) ? (~bits & all) : (bits | sign);
   default: return bits;
   }

@@ -9,7 +9,8 @@
 
 #include "gpusort.h"
 
-/* The key at p as an unsigned integer whose order is the key's order. */
+/* The key at p (of any numeric type: narrow, half and big-endian ones too) as an unsigned
+ * integer whose order is the key's order. */
 uint64_t ref_ordered(gpusort_type type, const void *p);
 
 /* The input positions of n records (stride bytes apart, key at key_offset) in sorted order,

@@ -412,7 +412,7 @@ static void sort_payload(app *a, const payload_case *c, uint64_t n) {
     return;
   }
   const size_t stride = R ? R : kb;
-  app_buffer keys = make_buffer(a, R ? 16 : n * kb, DATA), values = make_buffer(a, vb ? n * vb : 16, DATA);
+  app_buffer keys = make_buffer(a, R ? 16 : (n * kb + 3) / 4 * 4, DATA), values = make_buffer(a, vb ? n * vb : 16, DATA);
   app_buffer indices = make_buffer(a, ib ? n * ib : 16, DATA);
   app_buffer records = make_buffer(a, R ? (n * R + 3) / 4 * 4 : 16, DATA), output = make_buffer(a, records.size, DATA);
   app_buffer scratch = make_scratch(a, &req);
@@ -472,6 +472,18 @@ static void every_payload(app *a) {
       {"13-byte records, u32 key at byte 5", {.struct_size = sizeof(gpusort_vk_sorter_info), .key_type = GPUSORT_U32, .record_bytes = 13, .key_offset = 5}, 0, 0},
       {"24-byte records, f64 key at byte 8, descending",
        {.struct_size = sizeof(gpusort_vk_sorter_info), .key_type = GPUSORT_F64, .record_bytes = 24, .key_offset = 8, .flags = GPUSORT_DESCENDING}, 0, 0},
+      /* keys of other forms: sorted by their ordered bits, written back in their own form */
+      {"u16 keys", GPUSORT_VK_SORTER_INFO_INIT(GPUSORT_U16), 0, 0},
+      {"f16 keys, descending", {.struct_size = sizeof(gpusort_vk_sorter_info), .key_type = GPUSORT_F16, .flags = GPUSORT_DESCENDING}, 0, 0},
+      {"i8 keys, u32 values", {.struct_size = sizeof(gpusort_vk_sorter_info), .key_type = GPUSORT_I8, .value_type = GPUSORT_U32}, 0, 0},
+      {"bf16 keys, u64 values, descending",
+       {.struct_size = sizeof(gpusort_vk_sorter_info), .key_type = GPUSORT_BF16, .value_type = GPUSORT_U64, .flags = GPUSORT_DESCENDING}, 0, 0},
+      {"u16be keys, u32 indices", {.struct_size = sizeof(gpusort_vk_sorter_info), .key_type = GPUSORT_U16BE, .index_type = GPUSORT_U32}, 0, 0},
+      {"i64be keys, descending", {.struct_size = sizeof(gpusort_vk_sorter_info), .key_type = GPUSORT_I64BE, .flags = GPUSORT_DESCENDING}, 0, 0},
+      {"f32be keys, bits 0:20", GPUSORT_VK_SORTER_INFO_INIT(GPUSORT_F32BE), 0, 20},
+      {"13-byte records, i16be key at byte 5", {.struct_size = sizeof(gpusort_vk_sorter_info), .key_type = GPUSORT_I16BE, .record_bytes = 13, .key_offset = 5}, 0, 0},
+      {"11-byte records, f64be key at byte 3 (unaligned), descending",
+       {.struct_size = sizeof(gpusort_vk_sorter_info), .key_type = GPUSORT_F64BE, .record_bytes = 11, .key_offset = 3, .flags = GPUSORT_DESCENDING}, 0, 0},
   };
   const uint64_t sizes[] = {0, 1, 1000, 20011};
   for (int algo = GPUSORT_SORT_AUTO; algo <= GPUSORT_SORT_BITONIC; algo++)

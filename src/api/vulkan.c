@@ -10,6 +10,7 @@
 #include "prim/gather.h"
 #include "prim/radix_sort.h"
 #include "prim/scan.h"
+#include "prim/key_spec.h"
 #include "util/error.h"
 
 GS_API_SIZE(gpusort_vk_device, 48);
@@ -120,15 +121,26 @@ struct gpusort_vk_sorter {
   gs_gather gather;
   payload kind;
   gs_layout records;   /* PAYLOAD_RECORDS */
-  unsigned key_bytes, value_bytes;
+  unsigned key_bytes, value_bytes; /* key_bytes: of the sorted keys (a form's ordered bits) */
+  gpusort_type form;   /* a narrow, half or big-endian key, sorted by its ordered bits in u32
+                          (u64) keys extracted into scratch; NONE: a GPU type */
+  unsigned form_bytes;
+  gs_key_type sort_key;
 };
 
 /* The payload and the width of what the sort carries with each key. */
 static int sorter_payload(const gpusort_vk_sorter_info *in, gpusort_vk_sorter *s, const char *call) {
   gs_key_type key, value;
-  if (gs_key_type_from_public(in->key_type, &key) != 0)
-    return gs_fail(GPUSORT_ERROR_USAGE, "%s: the key type (%d) is not one the Vulkan tier sorts (u32, i32, f32, u64, "
-                   "i64, f64)", call, (int)in->key_type);
+  if (gs_key_type_from_public(in->key_type, &key) != 0) {
+    const gs_field_type *f = gs_field_type_of(in->key_type);
+    if (!f || f->kind == GS_PART_BYTES)
+      return gs_fail(GPUSORT_ERROR_USAGE, "%s: the key type (%d) is not one the Vulkan tier sorts (the numeric types u8 "
+                     "... f64, u16be ... f64be)", call, (int)in->key_type);
+    s->form = in->key_type;
+    s->form_bytes = f->bytes;
+    key = f->bytes == 8 ? GS_KEY_U64 : GS_KEY_U32; /* its ordered bits */
+  }
+  s->sort_key = key;
   s->key_bytes = gs_key_info_of(key)->bytes;
   const int payloads = (in->value_type != GPUSORT_TYPE_NONE) + (in->index_type != GPUSORT_TYPE_NONE) +
                        (in->record_bytes != 0);
@@ -168,15 +180,13 @@ int gpusort_vk_sorter_create(const gpusort_vk_device *device, const gpusort_vk_s
     return gs_fail(GPUSORT_ERROR_USAGE, "%s: unknown sort algorithm %d", call, (int)in.algo);
   gpusort_vk_sorter *s = calloc(1, sizeof *s);
   if (!s) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
-  gs_key_type key = GS_KEY_U32;
   if (!(rc = sorter_payload(&in, s, call)) && !(rc = borrow(device, &s->dev, &s->config, call)) &&
       !(rc = gs_memops_create(&s->dev, &s->memops))) {
-    gs_key_type_from_public(in.key_type, &key);
-    gs_radix_sort_config config = {.key = key, .descending = in.flags & GPUSORT_DESCENDING,
+    gs_radix_sort_config config = {.key = s->sort_key, .descending = in.flags & GPUSORT_DESCENDING,
                                    .value_bytes = s->value_bytes,
                                    .algo = gs_sort_algo_for(&s->config, (gs_sort_algo)in.algo, UINT64_MAX)};
     rc = gs_radix_sort_create(&s->dev, &s->memops, &s->config, &config, &s->sorter);
-    if (!rc && s->kind == PAYLOAD_RECORDS) rc = gs_gather_create(&s->dev, &s->gather);
+    if (!rc && (s->kind == PAYLOAD_RECORDS || s->form)) rc = gs_gather_create(&s->dev, &s->gather);
   }
   if (rc) {
     gpusort_vk_sorter_destroy(s);
@@ -203,7 +213,7 @@ typedef struct {
 static void sorter_layout(const gpusort_vk_sorter *s, uint64_t max_n, sorter_scratch *l) {
   const uint64_t n = max_n ? max_n : 1;
   const VkDeviceSize keys = aligned(n * s->key_bytes), values = aligned(n * s->value_bytes);
-  const bool two_key_arrays = s->kind == PAYLOAD_INDICES || s->kind == PAYLOAD_RECORDS;
+  const bool two_key_arrays = s->kind == PAYLOAD_INDICES || s->kind == PAYLOAD_RECORDS || s->form;
   const unsigned value_arrays = s->kind == PAYLOAD_NONE ? 0 : s->kind == PAYLOAD_RECORDS ? 2 : 1;
   l->state = 0;
   l->keys[0] = aligned(gs_radix_sort_state_bytes(&s->sorter, n));
@@ -232,7 +242,9 @@ int gpusort_vk_sorter_requirements(const gpusort_vk_sorter *s, uint64_t max_coun
 static int sort_buffers(const gpusort_vk_sorter *s, const gpusort_vk_sort_info *in, uint64_t max_n, bool indirect,
                         gs_radix_sort_buffers *b, unsigned passes, const char *call) {
   const gs_device *dev = &s->dev;
-  const VkDeviceSize keys = max_n * s->key_bytes, values = max_n * s->value_bytes;
+  /* (a form's keys are read, and written back, as whole words) */
+  const VkDeviceSize keys = s->form ? (max_n * s->form_bytes + 3) & ~(VkDeviceSize)3 : max_n * s->key_bytes;
+  const VkDeviceSize values = max_n * s->value_bytes;
   sorter_scratch l;
   sorter_layout(s, max_n, &l);
   int rc = check_buffer(&in->scratch, SCRATCH_USAGE, DATA_ALIGNMENT, l.total, call, "scratch");
@@ -250,14 +262,17 @@ static int sort_buffers(const gpusort_vk_sorter *s, const gpusort_vk_sort_info *
     if ((rc = check_buffer(&in->keys, DATA_USAGE, DATA_ALIGNMENT, keys, call, "keys")) ||
         (s->kind == PAYLOAD_VALUES && (rc = check_buffer(&in->values, DATA_USAGE, DATA_ALIGNMENT, values, call, "values"))))
       return rc;
-    b->keys = (gs_radix_sort_array){range_of(dev, &in->keys), range_of(dev, &in->keys), k0};
+    /* a form's ordered keys are extracted into k0 and sorted there (then written back) */
+    b->keys = s->form ? (gs_radix_sort_array){k0, k0, k1}
+                      : (gs_radix_sort_array){range_of(dev, &in->keys), range_of(dev, &in->keys), k0};
     if (s->kind == PAYLOAD_VALUES) b->values = (gs_radix_sort_array){range_of(dev, &in->values), range_of(dev, &in->values), v0};
     return GPUSORT_OK;
   case PAYLOAD_INDICES:
     if ((rc = check_buffer(&in->keys, DATA_USAGE, DATA_ALIGNMENT, keys, call, "keys")) ||
         (rc = check_buffer(&in->indices, DATA_USAGE, DATA_ALIGNMENT, values, call, "indices")))
       return rc;
-    b->keys = (gs_radix_sort_array){range_of(dev, &in->keys), k0, k1}; /* the keys stay as they are */
+    b->keys = s->form ? (gs_radix_sort_array){k0, odd ? k1 : k0, odd ? k0 : k1} /* (extracted into k0) */
+                      : (gs_radix_sort_array){range_of(dev, &in->keys), k0, k1}; /* the keys stay as they are */
     b->values = (gs_radix_sort_array){{0}, range_of(dev, &in->indices), v0};
     return GPUSORT_OK;
   case PAYLOAD_RECORDS: {
@@ -283,8 +298,11 @@ int gpusort_vk_cmd_sort(const gpusort_vk_sorter *s, VkCommandBuffer cb, const gp
   int rc = gs_api_copy_in(&in, sizeof in, info, sizeof in, "gpusort_vk_sort_info");
   if (rc || (rc = gs_api_check_reserved(in.reserved, "gpusort_vk_sort_info"))) return rc;
   const bool indirect = in.count_buffer.buffer != VK_NULL_HANDLE;
-  if (indirect && (!in.max_count || s->kind == PAYLOAD_RECORDS))
-    return gs_fail(GPUSORT_ERROR_USAGE, "%s: an indirect sort needs max_count, and sorts keys, values or indices", call);
+  if (indirect && (!in.max_count || s->kind == PAYLOAD_RECORDS || s->form))
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: an indirect sort needs max_count, and sorts keys, values or indices of the "
+                   "six GPU types", call);
+  /* a form's keys: the bits of its ordered form, no more, unless a range is asked for */
+  if (s->form && in.begin_bit == 0 && in.end_bit == 0) in.end_bit = 8 * s->form_bytes;
   const uint64_t max_n = in.max_count ? in.max_count : in.count;
   if (!indirect && in.count > max_n)
     return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%s: %llu keys are more than max_count (%llu)", call,
@@ -302,12 +320,23 @@ int gpusort_vk_cmd_sort(const gpusort_vk_sorter *s, VkCommandBuffer cb, const gp
                            .begin_bit = in.begin_bit,
                            .end_bit = in.end_bit,
                            .index_values = s->kind == PAYLOAD_INDICES || s->kind == PAYLOAD_RECORDS};
-  if (s->kind != PAYLOAD_RECORDS) return gs_radix_sort_record(&s->sorter, cb, &run, &b, NULL);
+  if (s->kind != PAYLOAD_RECORDS && !s->form) return gs_radix_sort_record(&s->sorter, cb, &run, &b, NULL);
   if (in.count == 0) return GPUSORT_OK;
+  if (s->kind != PAYLOAD_RECORDS) { /* a form's keys: their ordered bits sorted, and written back */
+    const gs_range keys = range_of(&s->dev, &in.keys);
+    gs_cmd_barrier(cb);
+    if ((rc = gs_extract_form_record(&s->gather, cb, keys, b.keys.in, in.count, s->form_bytes, 0, s->form, false)) ||
+        (rc = gs_radix_sort_record(&s->sorter, cb, &run, &b, NULL)) || s->kind == PAYLOAD_INDICES)
+      return rc;
+    gs_cmd_barrier(cb);
+    return gs_extract_form_record(&s->gather, cb, keys, b.keys.out, in.count, s->form_bytes, 0, s->form, true);
+  }
   const gs_range records = range_of(&s->dev, &in.records), output = range_of(&s->dev, &in.output);
   gs_cmd_barrier(cb);
-  if ((rc = gs_extract_keys_record(&s->gather, cb, records, b.keys.in, in.count, s->records.record_bytes,
-                                   s->records.key_offset, s->key_bytes)) ||
+  if ((rc = s->form ? gs_extract_form_record(&s->gather, cb, records, b.keys.in, in.count, s->records.record_bytes,
+                                             s->records.key_offset, s->form, false)
+                    : gs_extract_keys_record(&s->gather, cb, records, b.keys.in, in.count, s->records.record_bytes,
+                                             s->records.key_offset, s->key_bytes)) ||
       (rc = gs_radix_sort_record(&s->sorter, cb, &run, &b, NULL)))
     return rc;
   return gs_gather_record(&s->gather, cb, b.values.out, records, output, in.count, s->records.record_bytes);

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "prim/key_spec.h"
 #include "util/error.h"
 
 bool gs_gather_fits(const gs_device *dev, uint64_t n, unsigned record_bytes) {
@@ -50,4 +51,22 @@ int gs_extract_keys_record(const gs_gather *g, VkCommandBuffer cb, gs_range reco
                           .key_offset = key_offset,
                           .groups = gs_groups_for(n, g->workgroup)};
   return gs_kernel_dispatch(g->dev, cb, &g->extract[key_bytes == 8 ? 1 : 0], &push, push.groups);
+}
+
+int gs_extract_form_record(const gs_gather *g, VkCommandBuffer cb, gs_range records, gs_range keys, uint64_t n,
+                           unsigned record_bytes, unsigned key_offset, gpusort_type form, bool store) {
+  const gs_field_type *f = gs_field_type_of(form);
+  if (!f || f->kind == GS_PART_BYTES) return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: no numeric form");
+  const uint32_t kind = f->kind == GS_PART_SIGNED ? 1 : f->kind == GS_PART_FLOAT ? 2 : 0;
+  gs_extract_push push = {.records = records.address,
+                          .keys = keys.address,
+                          .n = (uint32_t)n,
+                          .record_bytes = record_bytes,
+                          .key_offset = key_offset,
+                          .groups = gs_groups_for(n, g->workgroup),
+                          .form = f->bytes | (f->big_endian ? GS_FORM_BIG_ENDIAN : 0) | kind << GS_FORM_KIND_SHIFT,
+                          .flags = store ? GS_EXTRACT_STORE : 0};
+  if (f->bytes == 8 && !g->extract[1].pipeline)
+    return gs_fail(GPUSORT_ERROR_NO_DEVICE, "%s cannot sort 64-bit keys (no shaderInt64)", g->dev->info.name);
+  return gs_kernel_dispatch(g->dev, cb, &g->extract[f->bytes == 8 ? 1 : 0], &push, push.groups);
 }

@@ -4,6 +4,7 @@
 #ifndef GS_PRIM_GATHER_H
 #define GS_PRIM_GATHER_H
 
+#include "gpusort.h"
 #include "prim/keys.h"
 #include "vk/commands.h"
 #include "vk/kernel.h"
@@ -29,5 +30,12 @@ int gs_gather_record(const gs_gather *g, VkCommandBuffer cb, gs_range indices, g
 /* Records keys[i] = the key at key_offset of record i, for i < n. */
 int gs_extract_keys_record(const gs_gather *g, VkCommandBuffer cb, gs_range records, gs_range keys, uint64_t n,
                            unsigned record_bytes, unsigned key_offset, unsigned key_bytes);
+
+/* The same for a key of another numeric form than the six GPU types (narrow, half, big-endian:
+ * `form`): keys[i] is the key's ordered bits, in 32-bit keys (64-bit for 8-byte fields), to be
+ * sorted as unsigned. With `store`, the other way: each record's key becomes the field whose
+ * ordered bits are keys[i] (sorted keys written back in their own form). */
+int gs_extract_form_record(const gs_gather *g, VkCommandBuffer cb, gs_range records, gs_range keys, uint64_t n,
+                           unsigned record_bytes, unsigned key_offset, gpusort_type form, bool store);
 
 #endif
