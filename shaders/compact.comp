@@ -172,42 +172,75 @@ void write_index(uint at, uint g) {
     Indices(pc.indices_out).indices[at * words + w] = WordArray(pc.values_in).words[g * words + w];
 }
 
-// The look-backs below run in one invocation, with no subgroup operation: on an NVIDIA H200
-// this kernel's subgroup-wide walks (ballots over 32 predecessors) read wrong prefixes in a
-// few tile shapes, the same ones every run, which single-invocation walks never did. The
-// price is speed at scale: a walk reads one descriptor at a time, and at 2^28 keys waiting
-// tiles queue behind one another.
-
-// Fallback of the count look-back: the flags of (full, earlier) tile t, counted here.
-uint count_tile(uint t) {
-  uint count = 0u;
-  for (uint i = 0u; i < TILE; i++) {
-    const uint g = t * TILE + i;
-    if (g < pc.n && kept(g, key_at(g))) count++;
-  }
-  return count;
-}
+// The look-backs below use no subgroup operation: on an NVIDIA H200 this kernel's
+// subgroup-wide walks (ballots over 32 predecessors) read wrong prefixes in a few tile
+// shapes, the same ones every run, which single-invocation walks never did. The count's walk
+// is the workgroup's, through shared memory; the value's (reduce-by-key) runs in one
+// invocation, reading one descriptor at a time.
 
 // The number kept in all tiles before `tile`; posts the tile's inclusive count on the way.
+// The whole workgroup walks, in uniform control flow, WALK_WIDTH predecessors a step: each
+// of the first WALK_WIDTH invocations polls one descriptor, and through shared atomics they
+// find the nearest empty descriptor and the nearest inclusive count and add up the counts
+// before them (no loop over the window: llvmpipe ends a shader's loops after 65535
+// iterations in all). Decisions travel through shared memory under barriers, so no subgroup
+// operation's convergence is relied on (see above). A predecessor that stays empty for
+// LOOKBACK_SPIN_LIMIT steps is counted by the whole workgroup.
+const uint WALK_WIDTH = WORKGROUP_SIZE < 32u ? WORKGROUP_SIZE : 32u;
+shared uint s_walk_next, s_walk_prefix, s_walk_spins, s_walk_count, s_walk_empty, s_walk_inclusive;
+
 uint count_before(uint tile, uint tile_count) {
-  if (tile == 0u) {
-    lookback_post(0u, LOOKBACK_INCLUSIVE | tile_count);
-    return 0u;
+  const uint lid = gl_LocalInvocationID.x;
+  if (lid == 0u) {
+    lookback_post(tile, (tile == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | tile_count);
+    s_walk_next = tile == 0u ? LOOKBACK_DONE : tile - 1u;
+    s_walk_prefix = 0u;
+    s_walk_spins = 0u;
   }
-  lookback_post(tile, LOOKBACK_AGGREGATE | tile_count);
-  uint next = tile - 1u, prefix = 0u;
-  for (;;) {
-    lookback_walk(next, prefix, 0u, 1u);
-    if (next == LOOKBACK_DONE) break;
-    // tile `next` keeps us waiting: count it ourselves and go on past it
-    const uint count = count_tile(next);
-    lookback_post_if_empty(next, (next == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | count);
-    prefix += count;
-    if (next == 0u) break;
-    next--;
+  barrier();
+  while (s_walk_next != LOOKBACK_DONE) { // (uniform: read after a barrier, written before the next)
+    const uint next = s_walk_next;
+    if (s_walk_spins < LOOKBACK_SPIN_LIMIT) {
+      if (lid == 0u) s_walk_empty = WALK_WIDTH, s_walk_inclusive = WALK_WIDTH;
+      barrier();
+      uint word = 0u;
+      if (lid < WALK_WIDTH) { /* past tile 0: an inclusive 0 that ends the walk */
+        word = lid <= next ? lookback_poll(next - lid) : LOOKBACK_INCLUSIVE;
+        const uint status = word & LOOKBACK_STATUS;
+        if (status == LOOKBACK_EMPTY) atomicMin(s_walk_empty, lid);
+        if (status == LOOKBACK_INCLUSIVE) atomicMin(s_walk_inclusive, lid);
+      }
+      barrier();
+      // the counts up to the first empty descriptor, and up to the first inclusive one with it
+      const uint empty = s_walk_empty, inclusive = s_walk_inclusive;
+      if (lid < WALK_WIDTH && lid < empty && lid <= inclusive) atomicAdd(s_walk_prefix, word & LOOKBACK_COUNT);
+      if (lid == 0u) {
+        if (inclusive < empty) s_walk_next = LOOKBACK_DONE;
+        else if (empty > 0u) s_walk_next = next - empty, s_walk_spins = 0u;
+        else s_walk_spins++;
+      }
+    } else { // tile `next` kept us waiting: the workgroup counts it and goes on past it
+      if (lid == 0u) s_walk_count = 0u;
+      barrier();
+      uint mine = 0u;
+      for (uint i = lid; i < TILE; i += WORKGROUP_SIZE) {
+        const uint g = next * TILE + i;
+        if (g < pc.n && kept(g, key_at(g))) mine++;
+      }
+      if (mine != 0u) atomicAdd(s_walk_count, mine);
+      barrier();
+      if (lid == 0u) {
+        const uint count = s_walk_count;
+        lookback_post_if_empty(next, (next == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | count);
+        s_walk_prefix += count;
+        s_walk_next = next == 0u ? LOOKBACK_DONE : next - 1u;
+        s_walk_spins = 0u;
+      }
+    }
+    barrier();
   }
-  lookback_post(tile, LOOKBACK_INCLUSIVE | (prefix + tile_count));
-  return prefix;
+  if (lid == 0u && tile != 0u) lookback_post(tile, LOOKBACK_INCLUSIVE | (s_walk_prefix + tile_count));
+  return s_walk_prefix;
 }
 
 #ifdef REDUCE_BY_KEY
@@ -385,9 +418,10 @@ void main() {
   const bool next_segment_opens = segment_end >= pc.n || starts_run(segment_end, key_at(segment_end));
 #endif
 
-  // 2. The count kept before this tile.
+  // 2. The count kept before this tile (by the whole workgroup).
+  const uint count_prefix = count_before(tile, s_tile_count);
   if (lid == 0u) {
-    s_count_before = count_before(tile, s_tile_count);
+    s_count_before = count_prefix;
 #ifdef REDUCE_BY_KEY
     // 3. The value of the run open at the tile's start, from the tiles before.
     if (!first_is_head) {
