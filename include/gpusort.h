@@ -362,10 +362,12 @@ typedef enum gpusort_scan_algo {
  * D = (k + 1)/1024 + 64. */
 typedef struct gpusort_scan_options {
   uint32_t struct_size;
-  gpusort_type type;      /* element type (required) */
+  gpusort_type type;      /* element type: any numeric one (required; file calls: NONE takes a
+                             .npy input's dtype) */
   gpusort_type acc;       /* accumulator and output type: NONE (the element type), or U64, I64 or
-                             F64, at least as wide as the input, a float for float input, a
-                             signed or float one for signed input */
+                             F64 (8- and 16-bit integers also U32, I32), at least as wide as the
+                             input, a float for float input, a signed or float one for signed
+                             input; results are in the elements' byte order */
   gpusort_scan_op op;
   gpusort_scan_algo algo;
   uint32_t flags;         /* GPUSORT_EXCLUSIVE, GPUSORT_DETERMINISTIC; file jobs also OVERWRITE, SYNC */
@@ -374,17 +376,20 @@ typedef struct gpusort_scan_options {
 #define GPUSORT_SCAN_OPTIONS_INIT(type) \
   {sizeof(gpusort_scan_options), (type), GPUSORT_TYPE_NONE, GPUSORT_SUM, GPUSORT_SCAN_AUTO, 0}
 
-/* Running sums, minima or maxima of `count` elements into `output` (count accumulator-typed
- * values; output may be input, also with a wider accumulator if it holds the results: the
- * input is read before any result is written; otherwise they must not overlap). Exclusive
- * scans start with the identity: 0 for sums, the type's largest value for min, its smallest
- * for max. */
+/* Running sums, minima or maxima of `count` elements into `output` (count results: of the
+ * elements' type, or with `acc` of the accumulator's in the elements' byte order; output may
+ * be input, also with a wider accumulator if it holds the results: the input is read before
+ * any result is written; otherwise they must not overlap). Narrow, half and big-endian
+ * elements widen exactly to u32, i32, f32 (or their 64-bit twins) on the GPU, and results
+ * come back in their type: integer sums wrap at its width, f16 and bf16 sums are the f32 sums
+ * rounded to nearest even. Exclusive scans start with the identity: 0 for sums, the type's
+ * largest value for min, its smallest for max. */
 GPUSORT_API int gpusort_scan(gpusort_context *ctx, const void *input, void *output, uint64_t count,
                              const gpusort_scan_options *options);
 
-/* The sum, minimum or maximum of all `count` elements, written to *result as the accumulator
- * type, combined in a fixed order (so bit-identical run to run). The sum of no elements is 0;
- * the min or max of none is GPUSORT_ERROR_BAD_INPUT. */
+/* The sum, minimum or maximum of all `count` elements, written to *result as one result (of
+ * the type gpusort_scan's would have), combined in a fixed order (so bit-identical run to
+ * run). The sum of no elements is 0; the min or max of none is GPUSORT_ERROR_BAD_INPUT. */
 GPUSORT_API int gpusort_reduce(gpusort_context *ctx, const void *input, uint64_t count,
                                const gpusort_scan_options *options, void *result);
 

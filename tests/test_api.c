@@ -368,6 +368,58 @@ static void array_scans(gpusort_context *ctx) {
   scan_array(ctx, &lb, 70001, false);
 }
 
+/* Arrays of other numeric forms (since 0.7), and a scan in place whose wider results span
+ * several chunks: later chunks' elements must be read before earlier results overwrite them. */
+static void array_scans_of_forms(void) {
+  gpusort_context_params p = GPUSORT_CONTEXT_PARAMS_INIT;
+  p.memory_budget = 1u << 20;
+  gpusort_context *small = NULL;
+  expect_status(gpusort_open(&small, &p), GPUSORT_OK, "a context of a 1 MiB budget");
+  if (!small) return;
+  const uint64_t n = 1u << 20;
+  unsigned char *x = malloc(n * 8), *copy = malloc(n);
+  for (uint64_t i = 0; i < n; i++) x[i] = copy[i] = (unsigned char)(i * 37 + 11);
+  gpusort_scan_options o = GPUSORT_SCAN_OPTIONS_INIT(GPUSORT_I8);
+  o.acc = GPUSORT_I64;
+  int rc = gpusort_scan(small, x, x, n, &o);
+  int64_t running = 0;
+  bool ok = rc == GPUSORT_OK;
+  for (uint64_t i = 0; i < n && ok; i++) {
+    running += (int8_t)copy[i];
+    int64_t got;
+    memcpy(&got, x + 8 * i, 8);
+    ok = got == running;
+  }
+  expect(ok, "i8 elements scanned in place into i64 results, over several chunks");
+  /* u16be without an accumulator: sums wrap at 16 bits, big-endian as the input */
+  const uint64_t m = 5001;
+  unsigned char in[2 * 5001], out[2 * 5001];
+  for (uint64_t i = 0; i < m; i++) in[2 * i] = (unsigned char)(i >> 3), in[2 * i + 1] = (unsigned char)(i * 91);
+  o = (gpusort_scan_options)GPUSORT_SCAN_OPTIONS_INIT(GPUSORT_U16BE);
+  rc = gpusort_scan(small, in, out, m, &o);
+  uint16_t sum = 0;
+  ok = rc == GPUSORT_OK;
+  for (uint64_t i = 0; i < m && ok; i++) {
+    sum = (uint16_t)(sum + (in[2 * i] << 8 | in[2 * i + 1]));
+    ok = out[2 * i] == sum >> 8 && out[2 * i + 1] == (sum & 0xFF);
+  }
+  expect(ok, "u16be elements: sums wrapping at 16 bits, big-endian");
+  unsigned char total[2];
+  expect(gpusort_reduce(small, in, m, &o, total) == GPUSORT_OK && total[0] == sum >> 8 && total[1] == (sum & 0xFF),
+         "u16be reduction: the last running sum");
+  char text[32];
+  expect(gpusort_format_value(GPUSORT_U16BE, total, text, sizeof text) > 0 && strtoul(text, NULL, 10) == sum,
+         "gpusort_format_value of a u16be value");
+  const uint16_t tenth = 0x2E66; /* f16 0.1 */
+  expect(gpusort_format_value(GPUSORT_F16, &tenth, text, sizeof text) == 3 && strcmp(text, "0.1") == 0,
+         "gpusort_format_value of f16 0.1: the fewest digits that read back");
+  expect(gpusort_format_value(GPUSORT_BYTES, &tenth, text, sizeof text) == -1 && text[0] == 0,
+         "gpusort_format_value of no numeric type");
+  free(x);
+  free(copy);
+  gpusort_close(small);
+}
+
 /* ---- File jobs ---- */
 
 static bool report_matches_file(const gpusort_report *r, const char *file, uint64_t records) {
@@ -1107,10 +1159,19 @@ static void compact_errors(gpusort_context *ctx) {
   rbk.acc = GPUSORT_TYPE_NONE, rbk.reduce = (gpusort_scan_op)3;
   expect_status(gpusort_compact(ctx, data, out, 8, &pairs, &rbk, &count), GPUSORT_ERROR_USAGE,
                 "an unknown reduce operator");
+  /* keys of other numeric forms (since 0.7): widened on their way to the GPU, kept as they were */
   const gpusort_layout narrow = GPUSORT_LAYOUT_KEYS(GPUSORT_U16), big = GPUSORT_LAYOUT_KEYS(GPUSORT_U32BE);
-  expect_status(gpusort_compact(ctx, data, out, 8, &narrow, &o, &count), GPUSORT_ERROR_USAGE, "select of u16 keys");
-  expect(strstr(gpusort_last_error(), "six GPU types") != NULL, "the refusal of u16 keys names the six GPU types");
-  expect_status(gpusort_compact(ctx, data, out, 8, &big, &o, &count), GPUSORT_ERROR_USAGE, "select of u32be keys");
+  const uint16_t narrow_keys[8] = {7, 2, 9, 4, 65535, 0, 5, 3};
+  const unsigned char big_keys[8][4] = {{0, 0, 0, 7}, {0, 0, 0, 2}, {1, 0, 0, 0}, {0, 0, 0, 4},
+                                        {0, 0, 0, 9}, {0, 0, 0, 0}, {0, 0, 0, 5}, {0, 0, 0, 1}};
+  uint16_t narrow_out[8];
+  unsigned char big_out[8][4];
+  expect_status(gpusort_compact(ctx, narrow_keys, narrow_out, 8, &narrow, &o, &count), GPUSORT_OK, "select of u16 keys");
+  expect(count == 4 && narrow_out[0] == 2 && narrow_out[1] == 4 && narrow_out[2] == 0 && narrow_out[3] == 3,
+         "select < 5 of u16 keys: 2, 4, 0, 3 in input order");
+  expect_status(gpusort_compact(ctx, big_keys, big_out, 8, &big, &o, &count), GPUSORT_OK, "select of u32be keys");
+  expect(count == 4 && memcmp(big_out[0], big_keys[1], 4) == 0 && memcmp(big_out[3], big_keys[7], 4) == 0,
+         "select < 5 of u32be keys: 2, 4, 0, 1 as they were stored");
   const gpusort_key_part two[] = {{0, GPUSORT_U32, 0, 0}, {4, GPUSORT_U32, 0, 0}};
   const gpusort_layout composite = GPUSORT_LAYOUT_COMPOSITE(8, 2, two);
   expect_status(gpusort_compact(ctx, data, out, 8, &composite, &o, &count), GPUSORT_ERROR_USAGE,
@@ -1144,7 +1205,11 @@ static void compact_errors(gpusort_context *ctx) {
   expect(gpusort_compact_record_size(&float_pairs, &s) == 12, "record size: reduce-by-key into f64");
   s = (gpusort_compact_options)GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_UNIQUE);
   expect(gpusort_compact_record_size(&records, &s) == 16, "record size: unique records");
-  expect(gpusort_compact_record_size(&narrow, &s) == 0 && gpusort_compact_record_size(&keys, &rbk) == 0 &&
+  expect(gpusort_compact_record_size(&narrow, &s) == 2, "record size: unique u16 keys");
+  s = (gpusort_compact_options)GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_RLE);
+  expect(gpusort_compact_record_size(&narrow, &s) == 6, "record size: rle of u16 keys, u32 counts");
+  s = (gpusort_compact_options)GPUSORT_COMPACT_OPTIONS_INIT(GPUSORT_UNIQUE);
+  expect(gpusort_compact_record_size(&keys, &rbk) == 0 &&
              gpusort_compact_record_size(&from_header, &s) == 0 && gpusort_compact_record_size(NULL, &s) == 0,
          "record size: 0 for what does not go together");
 }
@@ -1341,6 +1406,7 @@ int main(int argc, char **argv) {
     array_sorts(ctx);
     algorithms(ctx);
     array_scans(ctx);
+    array_scans_of_forms();
     file_jobs(ctx);
     files_beyond_the_budget(ctx);
     error_paths(ctx);

@@ -133,8 +133,10 @@ class ScanForms(unittest.TestCase):
                 for op in ("sum", "min", "max"):
                     with self.subTest(name=name, n=n, op=op):
                         self.check_integers(name, x, self.scan(name, x, "--op", op), op=op)
-                with self.subTest(name=name, n=n, exclusive=True):
-                    self.check_integers(name, x, self.scan(name, x, "--exclusive"), exclusive=True)
+                for op in ("sum", "min", "max"):  # (the first: the identity, in the elements' own range)
+                    with self.subTest(name=name, n=n, op=op, exclusive=True):
+                        self.check_integers(name, x, self.scan(name, x, "--op", op, "--exclusive"), op=op,
+                                            exclusive=True)
             x = numbers(name, 5000, self.rng)
             total = np.cumsum(x, dtype=np.dtype(dtype))[-1]
             self.assertEqual(self.reduce(name, x), int(total), name)
@@ -322,6 +324,16 @@ class FamilyForms(unittest.TestCase):
                                                 "--acc", "u64", *chunked), dtype=[("k", dtype), ("v", "<u8")])
                 self.assertEqual(got["k"].tobytes(), keys[first].tobytes())
                 np.testing.assert_array_equal(got["v"], np.add.reduceat(values.astype(np.uint64), starts))
+
+    def test_half_constants_round_once(self):
+        """A constant just above the midpoint of two halves rounds up, as the exact value does
+        (not down through f32's rounding): 1.0 is below it, the next half is not."""
+        h = np.array([1.0, 1.0009766, 0.99951172], dtype=np.float16)
+        got = np.frombuffer(self.family("select", h.tobytes(), "--where", ">= 1.000488281250001", "--keys", "f16"),
+                            dtype="<f2")
+        np.testing.assert_array_equal(got, h[1:2])
+        got = np.frombuffer(self.family("select", h.tobytes(), "--where", "== 1.0004", "--keys", "f16"), dtype="<f2")
+        np.testing.assert_array_equal(got, h[:1])  # 1.0004 is 1.0 in f16
 
     def test_refusals(self):
         h = numbers("f16", 100, self.rng)

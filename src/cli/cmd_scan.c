@@ -107,6 +107,8 @@ static int parse_scan_args(int argc, char **argv, scan_args *o, bool reduce, boo
 }
 
 static void report(const scan_args *o, gpusort_context *ctx, const gpusort_report *r, bool reduce) {
+  gpusort_scan_options ran = o->scan; /* with the type a .npy input named */
+  ran.type = r->element_type;
   const char *type = gpusort_type_name(r->element_type), *verb = reduce ? "reduce" : "scan";
   static const char *const ops[] = {"sum", "min", "max"};
   char size[32], acc_note[32] = "";
@@ -116,7 +118,7 @@ static void report(const scan_args *o, gpusort_context *ctx, const gpusort_repor
     snprintf(acc_note, sizeof acc_note, ", %s accumulator", gpusort_type_name(o->scan.acc));
   cli_note("%llu %s elements, %s: %s %s%s%s, %s", (unsigned long long)r->records, type, size, verb, ops[o->scan.op],
            reduce ? "" : (o->scan.flags & GPUSORT_EXCLUSIVE) ? ", exclusive" : ", inclusive", acc_note,
-           reduce ? "fixed order" : chosen_algo(&o->scan) == GPUSORT_SCAN_LOOKBACK ? "look-back" : "reduce-then-scan");
+           reduce ? "fixed order" : chosen_algo(&ran) == GPUSORT_SCAN_LOOKBACK ? "look-back" : "reduce-then-scan");
   cli_report_start(r);
   cli_report_gpu(verb, r->stage_seconds[reduce ? GPUSORT_STAGE_REDUCE : GPUSORT_STAGE_SCAN], r->records, "elements",
                  r->input_bytes);

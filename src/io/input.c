@@ -58,8 +58,9 @@ const char *gs_mapping_fault(const void *address) {
 static struct {
   pthread_mutex_t lock;
   unsigned char *data;
-  size_t bytes, at; /* buffered, and taken of those */
-} ahead = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+  size_t bytes, at;    /* buffered, and taken of those */
+  unsigned generation; /* read ahead and handed out in full so far: a new look each time */
+} ahead = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0};
 
 int gs_stdin_peek(size_t bytes, const unsigned char **data, size_t *got) {
   pthread_mutex_lock(&ahead.lock);
@@ -88,21 +89,33 @@ void gs_stdin_take(size_t bytes) {
   pthread_mutex_unlock(&ahead.lock);
 }
 
-/* What was read ahead and not taken, moved into `buf` (of `cap` bytes): its length. */
-static size_t take_ahead(unsigned char **buf, size_t *cap) {
-  pthread_mutex_lock(&ahead.lock);
-  size_t n = ahead.bytes - ahead.at;
-  if (n > *cap) {
-    unsigned char *grown = realloc(*buf, n);
-    if (grown) *buf = grown, *cap = n;
-    else n = 0; /* (out of memory: the caller reads on, and fails on a short input) */
+ssize_t gs_input_read(gs_input *in, void *buf, size_t bytes) {
+  if (in->fd == STDIN_FILENO) { /* first what was read ahead */
+    pthread_mutex_lock(&ahead.lock);
+    size_t n = ahead.bytes - ahead.at;
+    if (n > bytes) n = bytes;
+    if (n) memcpy(buf, ahead.data + ahead.at, n);
+    ahead.at += n;
+    if (ahead.data && ahead.at == ahead.bytes) { /* all handed out: the stream reads on */
+      free(ahead.data);
+      ahead.data = NULL;
+      ahead.bytes = ahead.at = 0;
+      ahead.generation++;
+    }
+    pthread_mutex_unlock(&ahead.lock);
+    if (n) return (ssize_t)n;
   }
-  if (n) memcpy(*buf, ahead.data + ahead.at, n);
-  free(ahead.data);
-  ahead.data = NULL;
-  ahead.bytes = ahead.at = 0;
+  for (;;) {
+    const ssize_t got = read(in->fd, buf, bytes);
+    if (got >= 0 || errno != EINTR) return got;
+  }
+}
+
+unsigned gs_stdin_generation(void) {
+  pthread_mutex_lock(&ahead.lock);
+  const unsigned g = ahead.generation;
   pthread_mutex_unlock(&ahead.lock);
-  return n;
+  return g;
 }
 
 int gs_input_open(gs_input *in, const char *path) {
@@ -154,7 +167,7 @@ static int spill_stream(gs_input *in, unsigned char *buf, size_t len, size_t cap
   if (!rc) rc = gs_scratch_append(&in->spill, buf, len);
   bool reading = false;
   while (!rc) {
-    ssize_t got = read(in->fd, buf, cap);
+    ssize_t got = gs_input_read(in, buf, cap);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) {
       rc = gs_fail(GPUSORT_ERROR_IO, "cannot read %s: %s", in->name, strerror(errno));
@@ -195,7 +208,6 @@ int gs_input_read_stream(gs_input *in, uint64_t memory_bytes, const char *spill_
   size_t cap = 1 << 20, len = 0;
   unsigned char *buf = malloc(cap);
   if (!buf) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory reading %s", in->name);
-  if (in->fd == STDIN_FILENO) len = take_ahead(&buf, &cap); /* first what was read ahead */
   for (;;) {
     if (len == cap) {
       if (len >= memory_bytes) return spill_stream(in, buf, len, cap, spill_dir);
@@ -205,7 +217,7 @@ int gs_input_read_stream(gs_input *in, uint64_t memory_bytes, const char *spill_
       if (!p) return spill_stream(in, buf, len, cap, spill_dir); /* memory is short: to disk */
       buf = p, cap = grown;
     }
-    ssize_t got = read(in->fd, buf + len, cap - len);
+    ssize_t got = gs_input_read(in, buf + len, cap - len);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) {
       free(buf);

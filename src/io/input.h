@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include "io/scratch.h"
 
@@ -44,6 +45,11 @@ int gs_input_read_stream(gs_input *in, uint64_t memory_bytes, const char *spill_
  * gs_input_read_stream hands out the rest before it reads on. (One per process, as stdin.) */
 int gs_stdin_peek(size_t bytes, const unsigned char **data, size_t *got);
 void gs_stdin_take(size_t bytes);
+/* How many times the read-ahead has been handed out in full (what was peeked at is gone). */
+unsigned gs_stdin_generation(void);
+
+/* read(2) of a stream, stdin's read-ahead bytes first; retried on EINTR. */
+ssize_t gs_input_read(gs_input *in, void *buf, size_t bytes);
 
 /* Brings a mapped input into memory ahead of use (page faults now rather than during the
  * copy to the GPU). No-op for streams. */

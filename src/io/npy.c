@@ -1,6 +1,7 @@
 #include "io/npy.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -229,6 +230,9 @@ static int parse_header(const unsigned char *file, uint64_t file_bytes, const ch
                    npy->simple.descr);
   if (npy->itemsize == 0) return gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s: a .npy dtype of no bytes", name);
   npy->count = count;
+  if (count > UINT64_MAX / npy->itemsize)
+    return gs_fail(GPUSORT_ERROR_BAD_INPUT, "%s: the .npy header says %llu elements of %u bytes, more than any file "
+                   "holds", name, (unsigned long long)count, npy->itemsize);
   if (file_bytes == UINT64_MAX) return GPUSORT_OK;
   const uint64_t data = file_bytes - npy->header_bytes;
   if (count > data / npy->itemsize || count * npy->itemsize != data)
@@ -275,32 +279,36 @@ const char *gs_npy_descr_of(gpusort_type type) {
 }
 
 /* A .npy file on standard input, when it is a pipe: its header read ahead and taken from the
- * stream (gs_stdin_peek), which then holds the data alone; remembered, as it is read once. */
+ * stream (gs_stdin_peek), which then holds the data alone. Remembered for the job's later
+ * looks until the stream is read (a new read-ahead generation). */
 static int probe_stdin_stream(gs_npy *npy, bool *found) {
-  static int state; /* 0: not probed; 1: no .npy; 2: `seen` */
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  static int state; /* 0: not looked at; 1: no .npy; 2: `seen` */
+  static unsigned generation;
   static gs_npy seen;
-  if (state) {
-    *found = state == 2;
-    if (*found) *npy = seen;
-    return GPUSORT_OK;
+  pthread_mutex_lock(&lock);
+  if (generation != gs_stdin_generation()) state = 0, generation = gs_stdin_generation();
+  int rc = GPUSORT_OK;
+  if (!state) {
+    state = 1;
+    const unsigned char *head;
+    size_t got;
+    rc = gs_stdin_peek(12, &head, &got);
+    if (!rc && got >= 10 && gs_npy_is(head, got)) {
+      const uint64_t header = head[6] == 1 ? 10 + (head[8] | (uint64_t)head[9] << 8)
+                                           : 12 + (head[8] | (uint64_t)head[9] << 8 | (uint64_t)head[10] << 16 |
+                                                   (uint64_t)head[11] << 24);
+      if (header > (1u << 24))
+        rc = gs_fail(GPUSORT_ERROR_BAD_INPUT, "stdin: a .npy header of %llu bytes", (unsigned long long)header);
+      if (!rc) rc = gs_stdin_peek((size_t)header, &head, &got);
+      if (!rc) rc = parse_header(head, got < header ? got : UINT64_MAX, "stdin", &seen);
+      if (!rc) gs_stdin_take((size_t)header), state = 2;
+    }
   }
-  state = 1;
-  const unsigned char *head;
-  size_t got;
-  int rc = gs_stdin_peek(12, &head, &got);
-  if (rc || got < 10 || !gs_npy_is(head, got)) return rc;
-  const uint64_t header = head[6] == 1 ? 10 + (head[8] | (uint64_t)head[9] << 8)
-                                       : 12 + (head[8] | (uint64_t)head[9] << 8 | (uint64_t)head[10] << 16 |
-                                               (uint64_t)head[11] << 24);
-  if (header > (1u << 24)) return gs_fail(GPUSORT_ERROR_BAD_INPUT, "stdin: a .npy header of %llu bytes",
-                                         (unsigned long long)header);
-  if ((rc = gs_stdin_peek((size_t)header, &head, &got))) return rc;
-  if ((rc = parse_header(head, got < header ? got : UINT64_MAX, "stdin", npy))) return rc;
-  gs_stdin_take((size_t)header);
-  seen = *npy;
-  state = 2;
-  *found = true;
-  return GPUSORT_OK;
+  *found = state == 2;
+  if (*found) *npy = seen;
+  pthread_mutex_unlock(&lock);
+  return rc;
 }
 
 int gs_npy_probe(const char *path, gs_npy *npy, bool *found) {

@@ -1,7 +1,9 @@
 /* Jobs on host arrays: the engines with memory as their source and sink. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "job/jobs.h"
+#include "job/scan_engine.h"
 #include "util/error.h"
 
 typedef struct {
@@ -49,12 +51,24 @@ int gs_array_scan(gs_context *c, const void *input, void *output, uint64_t n, co
   if (rc) return rc;
   if (config->reduce_only && n == 0 && config->op != GS_SCAN_SUM)
     return gs_fail(GPUSORT_ERROR_BAD_INPUT, "the %s of no elements is undefined", gs_scan_op_name(config->op));
+  /* in place with wider results over several chunks: a chunk's results would overwrite the
+   * elements of chunks not read yet, so those are read from a copy */
+  void *copy = NULL;
+  const size_t in_bytes = gs_scan_element_bytes(config);
+  if (!config->reduce_only && input == output && gs_scan_result_bytes(config) > in_bytes &&
+      n > gs_scan_engine_capacity(c, config, c->budget)) {
+    if (!(copy = malloc(n * in_bytes)))
+      return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory for a copy of the %llu elements scanned in place",
+                     (unsigned long long)n);
+    memcpy(copy, input, n * in_bytes);
+  }
   gs_scan_engine e;
   memory_sink sink = {output};
-  const gs_record_source source = {.data = input, .fd = -1};
+  const gs_record_source source = {.data = copy ? copy : input, .fd = -1};
   rc = gs_scan_engine_all(&e, c, config, &source, n, copy_out, &sink);
   if (!rc && config->reduce_only) gs_scan_engine_value(&e, output);
   gs_scan_engine_free(&e);
+  free(copy);
   return rc;
 }
 

@@ -21,7 +21,7 @@ static int check_stream(gs_input *in, gs_order_check *order, unsigned width, uin
   size_t have = 0;
   *bytes_read = 0;
   for (;;) {
-    ssize_t got = read(in->fd, buf + have, STREAM_CHUNK + width - have);
+    ssize_t got = gs_input_read(in, buf + have, STREAM_CHUNK + width - have);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) {
       free(buf);

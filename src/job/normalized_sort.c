@@ -338,6 +338,10 @@ void gs_normalized_sort_free(gs_normalized_sort *s) {
   gs_buffer_destroy(dev, &s->state);
   gs_buffer_destroy(dev, &s->order_import); /* before the memory it imports */
   gs_buffer_destroy(dev, &s->forms_import);
+  if (dev->wedged) { /* the GPU may still access the imported pages: leave them to exit */
+    memset(&s->forms.pages, 0, sizeof s->forms.pages);
+    memset(&s->order_pages, 0, sizeof s->order_pages);
+  }
   gs_normalized_forms_free(&s->forms);
   gs_pages_free(&s->order_pages);
   memset(s, 0, sizeof *s);

@@ -140,7 +140,7 @@ static int narrow_out(void *ctx, const void *data, size_t bytes) {
     e->narrow_bytes = out;
   }
   const double t0 = gs_now();
-  gs_elements_narrow(e->config.acc, e->config.out_form, data, e->narrow, count);
+  gs_elements_narrow(e->config.acc, e->config.out_form, e->config.op != GS_SCAN_SUM, data, e->narrow, count);
   e->write += gs_now() - t0;
   return e->sink(e->sink_ctx, e->narrow, out);
 }
@@ -209,7 +209,7 @@ int gs_scan_engine_chunk(gs_scan_engine *e, const gs_record_source *source, uint
 
 void gs_scan_engine_value(const gs_scan_engine *e, void *value) {
   if (e->config.out_form)
-    gs_elements_narrow(e->config.acc, e->config.out_form, e->value, value, 1);
+    gs_elements_narrow(e->config.acc, e->config.out_form, e->config.op != GS_SCAN_SUM, e->value, value, 1);
   else
     memcpy(value, e->value, gs_key_info_of(e->config.acc)->bytes);
 }

@@ -1,5 +1,6 @@
 #include "prim/elements.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "prim/key_spec.h"
@@ -81,6 +82,22 @@ uint16_t gs_f32_to_bf16(float f) {
   return (uint16_t)(h + (rest > 0x8000 || (rest == 0x8000 && (h & 1))));
 }
 
+/* d as an f32 rounded to odd (toward zero, the last bit set if anything was cut off): rounding
+ * that to a half type to nearest even then rounds d itself, with no double rounding. */
+static float to_f32_odd(double d) {
+  float f = (float)d;
+  if ((double)f == d || !isfinite(f)) return f;
+  if (fabs((double)f) > fabs(d)) f = nextafterf(f, 0.0f);
+  uint32_t b;
+  memcpy(&b, &f, 4);
+  b |= 1;
+  memcpy(&f, &b, 4);
+  return f;
+}
+
+uint16_t gs_f64_to_f16(double d) { return gs_f32_to_f16(to_f32_odd(d)); }
+uint16_t gs_f64_to_bf16(double d) { return gs_f32_to_bf16(to_f32_odd(d)); }
+
 static uint64_t load(const unsigned char *p, unsigned bytes, bool big_endian) {
   uint64_t bits = 0;
   for (unsigned b = 0; b < bytes; b++) bits |= (uint64_t)p[big_endian ? bytes - 1 - b : b] << (8 * b);
@@ -95,6 +112,7 @@ typedef struct {
   const gs_field_type *form;
   bool bfloat;
   gs_key_type gpu;
+  bool saturate;
   const unsigned char *src;
   unsigned char *dst;
 } convert_job;
@@ -131,18 +149,27 @@ static void narrow_range(void *arg, size_t begin, size_t end, unsigned worker) {
       const uint32_t b = (uint32_t)bits;
       memcpy(&v, &b, 4);
       bits = j->bfloat ? gs_f32_to_bf16(v) : gs_f32_to_f16(v);
+    } else if (j->saturate && f->bytes < in) { /* (a min or max identity of the wider type) */
+      const unsigned width = 8 * f->bytes;
+      if (f->kind == GS_PART_SIGNED) {
+        const int64_t v = in == 8 ? (int64_t)bits : (int64_t)(int32_t)(uint32_t)bits;
+        const int64_t hi = ((int64_t)1 << (width - 1)) - 1, lo = -hi - 1;
+        bits = (uint64_t)(v > hi ? hi : v < lo ? lo : v);
+      } else if (bits > ((uint64_t)1 << width) - 1) {
+        bits = ((uint64_t)1 << width) - 1;
+      }
     }
     store(j->dst + i * f->bytes, f->bytes, f->big_endian, bits); /* (integers: the low bytes) */
   }
 }
 
 void gs_elements_widen(gpusort_type form, const void *src, void *dst, size_t n) {
-  convert_job j = {gs_field_type_of(form), form == GPUSORT_BF16, GS_KEY_U32, src, dst};
+  convert_job j = {gs_field_type_of(form), form == GPUSORT_BF16, GS_KEY_U32, false, src, dst};
   gs_element_gpu_type(form, &j.gpu);
   gs_parallel_for(n, 1 << 16, widen_range, &j);
 }
 
-void gs_elements_narrow(gs_key_type gpu, gpusort_type form, const void *src, void *dst, size_t n) {
-  convert_job j = {gs_field_type_of(form), form == GPUSORT_BF16, gpu, src, dst};
+void gs_elements_narrow(gs_key_type gpu, gpusort_type form, bool saturate, const void *src, void *dst, size_t n) {
+  convert_job j = {gs_field_type_of(form), form == GPUSORT_BF16, gpu, saturate, src, dst};
   gs_parallel_for(n, 1 << 16, narrow_range, &j);
 }

@@ -8,6 +8,7 @@
 #ifndef GS_PRIM_ELEMENTS_H
 #define GS_PRIM_ELEMENTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,8 +25,10 @@ gpusort_type gs_element_form_like(gs_key_type gpu, gpusort_type like);
 void gs_elements_widen(gpusort_type form, const void *src, void *dst, size_t n);
 
 /* n values of the GPU type `gpu` at src as `form` (its widened type is gpu, or form is gpu's
- * in another byte order), at dst. */
-void gs_elements_narrow(gs_key_type gpu, gpusort_type form, const void *src, void *dst, size_t n);
+ * in another byte order), at dst. Integers are truncated (sums wrap), or with `saturate` (min
+ * and max, whose only values out of the form's range are the wider type's identities)
+ * clamped to the form's range. */
+void gs_elements_narrow(gs_key_type gpu, gpusort_type form, bool saturate, const void *src, void *dst, size_t n);
 
 /* IEEE binary16 and bfloat16 to and from f32: exact one way, rounded to nearest even the
  * other (NaNs stay NaNs of their sign). */
@@ -33,5 +36,8 @@ float gs_f16_to_f32(uint16_t h);
 uint16_t gs_f32_to_f16(float f);
 float gs_bf16_to_f32(uint16_t h);
 uint16_t gs_f32_to_bf16(float f);
+/* A double to a half type, rounded to nearest even once (not through f32's rounding). */
+uint16_t gs_f64_to_f16(double d);
+uint16_t gs_f64_to_bf16(double d);
 
 #endif

@@ -184,8 +184,7 @@ static int read_key_constant(parser *p, uint64_t *bits) {
     if (isnan(d)) return fail_at(p, t, "%.*s is no constant; use isnan,", (int)t->len, s);
     if (p->form && p->form->bytes == 2) { /* a half: the constant rounded to it, as keys are */
       const bool bfloat = p->form_type == GPUSORT_BF16;
-      const float f = (float)d;
-      const uint16_t h = bfloat ? gs_f32_to_bf16(f) : gs_f32_to_f16(f);
+      const uint16_t h = bfloat ? gs_f64_to_bf16(d) : gs_f64_to_f16(d);
       const float v = bfloat ? gs_bf16_to_f32(h) : gs_f16_to_f32(h);
       if (isinf(v) && !isinf(d)) return fail_at(p, t, "%.*s is out of range for %s,", (int)t->len, s, name);
       uint32_t b;
