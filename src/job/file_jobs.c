@@ -296,6 +296,13 @@ static void abandon_output(gs_output *out, gs_emitter *emitter) {
 
 static void free_engine(void *arg) { gs_sort_engine_free(arg); }
 
+/* The forms computed ahead, unless a stalled device may still be reading them in place (it
+ * imported their pages): those are left to the process's exit. */
+static void release_forms(const gs_context *c, gs_normalized_forms *forms) {
+  if (c->dev.wedged) return;
+  gs_normalized_forms_free(forms);
+}
+
 /* Out of core, within the budget; where the GPU's memory turns out to be short of what the
  * budget promised, with half as much, twice at most. */
 static int sort_out_of_core(gs_context *c, const gs_input *in, uint64_t n, gs_sort_request *r, const char *output,
@@ -396,11 +403,11 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
       if (rc == GPUSORT_ERROR_OUT_OF_MEMORY && out.written == 0 && !(r->layout.keyed && r->argsort) && !r->then) {
         const uint64_t failed = gs_sort_engine_bytes(c, r, n), budget = failed < c->budget ? failed : c->budget;
         gs_sort_engine_free(&engine);
-        gs_normalized_forms_free(&forms);
+        release_forms(c, &forms);
         rc = sort_out_of_core(c, &in, n, r, output, &out, &emitter, report, budget / 2);
       }
     } else {
-      gs_normalized_forms_free(&forms); /* (keyed: bins normalize their own records) */
+      release_forms(c, &forms); /* (keyed: bins normalize their own records) */
       rc = sort_out_of_core(c, &in, n, r, output, &out, &emitter, report, c->budget);
     }
     gs_progress_end(c);
@@ -421,7 +428,7 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
     abandon_output(&out, &emitter);
   }
   gs_emitter_free(&emitter);
-  gs_normalized_forms_free(&forms);
+  release_forms(c, &forms);
   gs_input_close(&in);
   return rc;
 }
