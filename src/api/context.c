@@ -76,8 +76,7 @@ int gpusort_format_value(gpusort_type type, const void *value, char *buf, size_t
   const gs_field_type *t = gs_field_type_of(type);
   if (buf && size) buf[0] = 0;
   if (!t || t->kind == GS_PART_BYTES || !value || !buf) return -1;
-  const gs_key_part part = {.bytes = t->bytes, .kind = t->kind, .big_endian = t->big_endian, .type = type};
-  const uint64_t bits = gs_key_part_bits(&part, value), sign = (uint64_t)1 << (8 * t->bytes - 1);
+  const uint64_t bits = gs_field_bits(value, t->bytes, t->big_endian), sign = (uint64_t)1 << (8 * t->bytes - 1);
   if (t->kind == GS_PART_UNSIGNED) return snprintf(buf, size, "%" PRIu64, bits);
   if (t->kind == GS_PART_SIGNED) return snprintf(buf, size, "%" PRId64, (int64_t)((bits ^ sign) - sign));
   double v;

@@ -221,7 +221,7 @@ static uint64_t special_part(const gs_key_part *part, uint64_t r) {
 }
 
 static void store_field(const gs_field_type *t, unsigned char *field, uint64_t bits) {
-  for (unsigned b = 0; b < t->bytes; b++) field[t->big_endian ? t->bytes - 1 - b : b] = (unsigned char)(bits >> (8 * b));
+  gs_field_store_bits(field, t->bytes, t->big_endian, bits);
 }
 
 static void store_part(const gs_key_part *part, unsigned char *field, uint64_t bits) {

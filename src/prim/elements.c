@@ -98,16 +98,6 @@ static float to_f32_odd(double d) {
 uint16_t gs_f64_to_f16(double d) { return gs_f32_to_f16(to_f32_odd(d)); }
 uint16_t gs_f64_to_bf16(double d) { return gs_f32_to_bf16(to_f32_odd(d)); }
 
-static uint64_t load(const unsigned char *p, unsigned bytes, bool big_endian) {
-  uint64_t bits = 0;
-  for (unsigned b = 0; b < bytes; b++) bits |= (uint64_t)p[big_endian ? bytes - 1 - b : b] << (8 * b);
-  return bits;
-}
-
-static void store(unsigned char *p, unsigned bytes, bool big_endian, uint64_t bits) {
-  for (unsigned b = 0; b < bytes; b++) p[big_endian ? bytes - 1 - b : b] = (unsigned char)(bits >> (8 * b));
-}
-
 typedef struct {
   const gs_field_type *form;
   bool bfloat;
@@ -123,7 +113,7 @@ static void widen_range(void *arg, size_t begin, size_t end, unsigned worker) {
   const gs_field_type *f = j->form;
   const unsigned out = gs_key_info_of(j->gpu)->bytes;
   for (size_t i = begin; i < end; i++) {
-    uint64_t bits = load(j->src + i * f->bytes, f->bytes, f->big_endian);
+    uint64_t bits = gs_field_bits(j->src + i * f->bytes, f->bytes, f->big_endian);
     if (f->kind == GS_PART_SIGNED && f->bytes < out) { /* sign-extended */
       const uint64_t sign = (uint64_t)1 << (8 * f->bytes - 1);
       bits = (bits ^ sign) - sign;
@@ -133,7 +123,7 @@ static void widen_range(void *arg, size_t begin, size_t end, unsigned worker) {
       memcpy(&b, &v, 4);
       bits = b;
     }
-    store(j->dst + i * out, out, false, bits);
+    gs_field_store_bits(j->dst + i * out, out, false, bits);
   }
 }
 
@@ -143,7 +133,7 @@ static void narrow_range(void *arg, size_t begin, size_t end, unsigned worker) {
   const gs_field_type *f = j->form;
   const unsigned in = gs_key_info_of(j->gpu)->bytes;
   for (size_t i = begin; i < end; i++) {
-    uint64_t bits = load(j->src + i * in, in, false);
+    uint64_t bits = gs_field_bits(j->src + i * in, in, false);
     if (f->kind == GS_PART_FLOAT && f->bytes == 2) {
       float v;
       const uint32_t b = (uint32_t)bits;
@@ -159,7 +149,7 @@ static void narrow_range(void *arg, size_t begin, size_t end, unsigned worker) {
         bits = ((uint64_t)1 << width) - 1;
       }
     }
-    store(j->dst + i * f->bytes, f->bytes, f->big_endian, bits); /* (integers: the low bytes) */
+    gs_field_store_bits(j->dst + i * f->bytes, f->bytes, f->big_endian, bits); /* (integers: the low bytes) */
   }
 }
 

@@ -70,12 +70,20 @@ typedef struct {
  * caller has checked that end_bit <= 8 * bytes. */
 void gs_key_spec_set_bits(gs_key_spec *s, unsigned begin_bit, unsigned end_bit);
 
+/* A numeric field of `bytes` bytes as unsigned bits, its byte order undone; and back. */
+static inline uint64_t gs_field_bits(const unsigned char *field, unsigned bytes, bool big_endian) {
+  uint64_t bits = 0;
+  for (unsigned b = 0; b < bytes; b++) bits |= (uint64_t)field[big_endian ? bytes - 1 - b : b] << (8 * b);
+  return bits;
+}
+
+static inline void gs_field_store_bits(unsigned char *field, unsigned bytes, bool big_endian, uint64_t bits) {
+  for (unsigned b = 0; b < bytes; b++) field[big_endian ? bytes - 1 - b : b] = (unsigned char)(bits >> (8 * b));
+}
+
 /* A numeric part's field as unsigned bits, its byte order undone. */
 static inline uint64_t gs_key_part_bits(const gs_key_part *part, const unsigned char *field) {
-  uint64_t bits = 0;
-  for (unsigned b = 0; b < part->bytes; b++)
-    bits |= (uint64_t)field[part->big_endian ? part->bytes - 1 - b : b] << (8 * b);
-  return bits;
+  return gs_field_bits(field, part->bytes, part->big_endian);
 }
 
 /* Writes the normalized form of the key of `record` (spec->bytes bytes) to out; `descending`
