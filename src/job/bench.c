@@ -12,9 +12,16 @@
 #include "io/verify.h"
 #include "prim/compact.h"
 #include "prim/scan_reference.h"
+#include "util/clock.h"
 #include "util/error.h"
 
-enum { WARMUP_RUNS = 2, MAX_REPS = 255, MAX_FIGURES = 1 + GS_RADIX_MAX_PASSES };
+enum { MAX_REPS = 255, MAX_FIGURES = 1 + GS_RADIX_MAX_PASSES, MAX_RUNS_PER_WARMUP = 256 };
+/* A GPU left idle while the host prepares or checks a large input drops its clocks (an H100
+ * to 345 MHz within a second) and brings them back in steps over a second or more; runs of a
+ * millisecond, each waited for, did not bring them all the way back (the same kernel took
+ * 1.0 or 2.2 ms from one benchmark to the next). So warm-up keeps the GPU busy without a
+ * pause for WARMUP_SECONDS: submissions of back-to-back runs of WARMUP_SUBMISSION_SECONDS. */
+static const double WARMUP_SECONDS = 0.4, WARMUP_SUBMISSION_SECONDS = 0.05;
 
 static int compare_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -35,23 +42,45 @@ typedef struct {
   void *work;
 } timed_work;
 
-/* The timing loop every benchmark shares: two warm-up runs, then `reps` timed ones, one
- * submission each; the median of each figure. */
+/* Records `runs` runs of the work back to back, each after a barrier, the timestamps reset
+ * before each (the last run's stay). */
+static int record_runs(const timed_work *w, VkCommandBuffer cb, gs_timestamps *ts, unsigned runs) {
+  int rc = GPUSORT_OK;
+  for (unsigned i = 0; i < runs && !rc; i++) {
+    if (i) {
+      gs_cmd_barrier(cb);
+      vkCmdResetQueryPool(cb, ts->pool, 0, ts->count);
+    }
+    rc = w->record(w->work, cb, ts);
+  }
+  return rc;
+}
+
+/* The timing loop every benchmark shares: one run to learn its length, warm-up, then `reps`
+ * timed runs, one submission each; the median of each figure. */
 static int time_runs(gs_device *dev, unsigned reps, const timed_work *w, double *medians) {
   double samples[MAX_FIGURES][MAX_REPS];
   gs_submission sub = {0};
   gs_timestamps ts = {0};
   int rc = gs_submission_init(dev, &sub);
   if (!rc) rc = gs_timestamps_create(dev, &ts, GS_RADIX_SORT_TIMESTAMPS);
-  for (unsigned r = 0; r < WARMUP_RUNS + reps && !rc; r++) {
+  const double warmup_start = gs_now();
+  unsigned runs_per_submission = 1;
+  for (int r = -1; r < (int)reps && !rc; r++) { /* r < 0: warm-up */
     double figures[MAX_FIGURES];
     gs_timestamps_reset(dev, &ts);
-    if ((rc = gs_submission_begin(dev, &sub)) || (rc = w->record(w->work, sub.cb, &ts)) ||
+    if ((rc = gs_submission_begin(dev, &sub)) || (rc = record_runs(w, sub.cb, &ts, r < 0 ? runs_per_submission : 1)) ||
         (rc = gs_submission_submit(dev, &sub, "the benchmark")) ||
         (rc = gs_submission_wait(dev, &sub, "the benchmark")) || (rc = w->collect(w->work, dev, &ts, figures)))
       break;
-    if (r >= WARMUP_RUNS)
-      for (unsigned f = 0; f < w->figures; f++) samples[f][r - WARMUP_RUNS] = figures[f];
+    if (r >= 0) {
+      for (unsigned f = 0; f < w->figures; f++) samples[f][r] = figures[f];
+    } else if (gs_now() - warmup_start < WARMUP_SECONDS) {
+      const double each = figures[0] > 1e-6 ? figures[0] : 1e-6;
+      const double fit = WARMUP_SUBMISSION_SECONDS / each;
+      runs_per_submission = fit < 1 ? 1 : fit > MAX_RUNS_PER_WARMUP ? MAX_RUNS_PER_WARMUP : (unsigned)fit;
+      r--;
+    }
   }
   if (!rc)
     for (unsigned f = 0; f < w->figures; f++) medians[f] = median(samples[f], reps);
