@@ -16,7 +16,9 @@
 //   3. reduce-by-key only: the value of the run still open at the tile's start comes from a
 //      second look-back over the scan's descriptors (lib/scan_lookback.glsl), where a tile's
 //      value is the combination since its last run head, and a tile holding a head posts it as
-//      inclusive at once (a segmented scan);
+//      inclusive at once (a segmented scan); compiled with COUNT_RUNS as well (run-length
+//      encoding), a run's length inside the tile comes from its head's position, with no
+//      segmented scan of the values (fewer registers: 64 against 80 on an H100);
 //   4. write every kept key (and index, and value) to its place.
 #if KEY_BITS == 64 || (defined(REDUCE_BY_KEY) && (IN_BITS == 64 || ACC_REP == 2 || ACC_REP == 4))
 #define NEEDS_INT64
@@ -246,8 +248,12 @@ uint count_before(uint tile, uint tile_count) {
 #ifdef REDUCE_BY_KEY
 // ---- Reduce-by-key: a segmented reduction of the values along the keys' runs ----
 
+#ifdef COUNT_RUNS
+shared uint s_segment_last_head[NUM_SUBGROUPS];
+#else
 shared bool s_segment_head[NUM_SUBGROUPS];
 shared rep_t s_segment_value[NUM_SUBGROUPS];
+#endif
 shared rep_t s_value_before;
 
 rep_t value_at(uint g) {
@@ -356,6 +362,47 @@ void main() {
   barrier();
 
 #ifdef REDUCE_BY_KEY
+#ifdef COUNT_RUNS
+  // Run lengths: a run ending at key g has length g + 1 - its head's position, and as heads'
+  // positions only grow, its head is the greatest head position <= g. Per row, the last head
+  // (position + 1; 0: none yet) in the segment before this lane's chunk, by a max-scan across
+  // the lanes; runs open at the tile's start are counted by the value look-back as for any
+  // reduce-by-key (a tile's value: its keys from its last head on, or all of them).
+  uint heads_before_row[ROWS];
+  uint segment_last_head = 0u;
+  [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+    const uint first = row_first(segment_first, r);
+    uint lane_last_head = 0u;
+    [[unroll]] for (uint k = 0u; k < VEC; k++)
+      if ((flags & (1u << (r * VEC + k))) != 0u) lane_last_head = first + k + 1u;
+    // an inclusive max-scan over the lanes by shuffles, as the sums' scan below: with
+    // subgroupExclusiveMax and subgroupMax here, an H100 found about half the runs' heads
+    uint upto_lane = lane_last_head;
+    for (uint d = 1u; d < SUBGROUP_SIZE; d <<= 1) {
+      const uint up = subgroupShuffleUp(upto_lane, d);
+      if (lane >= d) upto_lane = max(upto_lane, up);
+    }
+    const uint before_lane = subgroupShuffleUp(upto_lane, 1u);
+    heads_before_row[r] = max(segment_last_head, lane == 0u ? 0u : before_lane);
+    segment_last_head = max(segment_last_head, subgroupShuffle(upto_lane, SUBGROUP_SIZE - 1u));
+  }
+  if (lane == 0u) s_segment_last_head[gl_SubgroupID] = segment_last_head;
+  barrier();
+  if (lid == 0u) { // the segments' last heads to exclusive maxima, and the tile's summary
+    uint last = 0u;
+    for (uint s = 0u; s < NUM_SUBGROUPS; s++) {
+      const uint segment_last = s_segment_last_head[s];
+      s_segment_last_head[s] = last;
+      last = max(last, segment_last);
+    }
+    const uint tile_first = tile * TILE, tile_end = min(pc.n, tile_first + TILE);
+    const rep_t v = rep_t(last != 0u ? tile_end - (last - 1u) : tile_end - tile_first);
+    scan_post(tile, last != 0u ? SCAN_INCLUSIVE : SCAN_AGGREGATE, v);
+    s_value_before = v; // (the tile's summary, until the look-back below)
+  }
+  barrier();
+  const uint heads_before_segment = s_segment_last_head[gl_SubgroupID];
+#else
   // Values along the runs. running[i]: the values of key i's run since its row-chunk's first
   // key (or since its head); per row, (head_before_row, value_before_row): everything in the
   // segment before this lane's chunk, as a segmented scan's (head, value) pair.
@@ -409,6 +456,7 @@ void main() {
   barrier();
   const bool head_before_segment = s_segment_head[gl_SubgroupID];
   const rep_t value_before_segment = s_segment_value[gl_SubgroupID];
+#endif
   const bool tile_has_head = s_tile_count != 0u;
   const bool first_is_head = tile * TILE < pc.n && starts_run(tile * TILE, key_at(tile * TILE));
   // whether the key after each lane's chunk opens a run: the next lane's first flag, lane 0's
@@ -441,9 +489,15 @@ void main() {
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
     uint at = kept_before + kept_before_row[r]; // output index of this lane's next head
     const uint first = row_first(segment_first, r);
+#ifdef COUNT_RUNS
+    uint last_head = heads_before_row[r] != 0u ? heads_before_row[r] : heads_before_segment;
+#endif
     [[unroll]] for (uint k = 0u; k < VEC; k++) {
       const uint i = r * VEC + k, g = first + k;
       if (g >= pc.n) break;
+#ifdef COUNT_RUNS
+      if ((flags & (1u << i)) != 0u) last_head = g + 1u;
+#endif
       if ((flags & (1u << i)) != 0u) {
         if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = keys[i];
         if ((pc.flags & GS_COMPACT_INDICES) != 0u) Indices(pc.indices_out).indices[at] = g;
@@ -455,6 +509,11 @@ void main() {
       else if (lane + 1u < SUBGROUP_SIZE) ends = (next_lane_flags & (1u << (r * VEC))) != 0u;
       else if (r + 1u < ROWS) ends = (lane0_flags & (1u << ((r + 1u) * VEC))) != 0u;
       else ends = next_segment_opens;
+#ifdef COUNT_RUNS
+      if (ends) // the run's length: from its head, or from before the tile
+        AccArray(pc.values_out).values[at - 1u] =
+            bits_from_rep(last_head != 0u ? rep_t(g + 2u - last_head) : combine(open_run, rep_t(g + 1u - tile * TILE)));
+#else
       if (ends) { // the run's value, with what came before this chunk if it started there
         rep_t value = running[i];
         if ((flags & (((2u << k) - 1u) << (r * VEC))) == 0u) {
@@ -466,6 +525,7 @@ void main() {
         }
         AccArray(pc.values_out).values[at - 1u] = bits_from_rep(value);
       }
+#endif
     }
   }
 #else

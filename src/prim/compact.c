@@ -71,7 +71,9 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   c->split_descriptors = true;
   char name[64];
   const gs_scan_config values = value_scan(config);
-  if (reduces(config))
+  if (config->count_runs)
+    snprintf(name, sizeof name, "compact_rle_k%u_r%u", key_bytes * 8, gs_scan_accumulator_rep(&values));
+  else if (reduces(config))
     snprintf(name, sizeof name, "compact_rbk_k%u_i%u_r%u", key_bytes * 8, gs_key_info_of(config->value)->bytes * 8,
              gs_scan_accumulator_rep(&values));
   else

@@ -2,7 +2,8 @@
  * unique and reduce-by-key, each one pass in which tiles take tickets, post what they keep,
  * look back for the count kept before them (decoupled look-back with the bounded fallback of
  * lib/lookback.glsl) and write their results in place. Run-length encoding is REDUCE_BY_KEY
- * with count_runs: the sum of a one for each key of a run.
+ * with count_runs: the sum of a one for each key of a run, which its own kernel variant
+ * (compact_rle_*) counts from the runs' head positions instead of summing.
  *
  * Outputs: kept keys (keys_out), their input positions (indices_out: for gathering whole
  * records, or a run's first position), reduce-by-key's combined values (values_out), and the
