@@ -588,7 +588,7 @@ GPUSORT_API const char *gpusort_fault_message(const void *address);
 /* ---- Benchmarks -------------------------------------------------------------------------- */
 
 /* Median GPU time of sorting `count` device-resident uniform random keys (layout: keys or
- * pairs, whose values are the key's index) over `reps` runs after two warm-up runs, beside a
+ * pairs, whose values are the key's index) over `reps` runs after 0.4 s of warm-up, beside a
  * compute-kernel copy of the keys' bytes between two buffers in the same run (the device's own
  * bandwidth), and vkCmdCopyBuffer of the same. The last run's output is checked on the host. */
 typedef struct gpusort_bench_result {
