@@ -522,6 +522,38 @@ class Compact(FilesCase):
                             "in chunks", want.dtype.itemsize, extra=["--mem-limit", "4M"])
         self.assertGreater(report.get("batches", 0), 1, f"reduce-by-key: one batch under --mem-limit 4M: {report}")
 
+    def test_run_too_long_for_u32_counts(self):
+        """A run through several chunks longer than a u32 count holds is an error (exit 1, one
+        line naming --count-type u64, no output left), and u64 counts take it. The u32 limit is
+        lowered by GPUSORT_TEST_U32_COUNT_MAX so that the run fits a test."""
+        n = 1_500_000
+        keys = np.full(n, 7, dtype="<u4")  # 1000 runs of one key, then one of n - 1000 sevens
+        keys[:1000] = np.arange(1000)
+        layout = Layout("u32", keys, self.rng)
+        inp = self.write("in.bin", layout.data)
+        out = self.path("long.bin")
+        env = dict(os.environ, GPUSORT_TEST_U32_COUNT_MAX=str(n - 1001))
+        base = [GPUSORT, "rle", "--keys", "u32", "--mem-limit", "4M", "--temp-dir", self.dir]
+        p = subprocess.run(base + [inp, out], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+        err = p.stderr.decode()
+        self.assertEqual(p.returncode, 1, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn(f"a run of {n - 1000} equal keys (from record 1000)", err)
+        self.assertIn("--count-type u64", err)
+        self.assertFalse(os.path.exists(out), "output left by a failed rle")
+        self.assertEqual(os.listdir(self.dir), ["in.bin"], "temporary files left behind")
+        # a limit one longer: the same run fits; u64 counts never hit it
+        for extra, limit, count_type in [([], n - 1000, "<u4"), (["--count-type", "u64"], 1, "<u8")]:
+            env = dict(os.environ, GPUSORT_TEST_U32_COUNT_MAX=str(limit))
+            p = subprocess.run(base + ["-f", "--json"] + extra + [inp, out], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=600)
+            self.assertEqual(p.returncode, 0, p.stderr.decode())
+            self.assertGreater(json.loads(p.stdout).get("batches", 0), 1, "one batch under --mem-limit 4M")
+            got = np.fromfile(out, dtype=[("key", "<u4"), ("count", count_type)])
+            self.assertEqual(len(got), 1001)
+            self.assertTrue((got["key"][:1000] == np.arange(1000)).all() and got["key"][1000] == 7)
+            self.assertTrue((got["count"][:1000] == 1).all() and got["count"][1000] == n - 1000, got[-3:])
+
     def assert_refused(self, args, *fragments, with_output=True):
         """Exit status 2, one line on stderr containing the fragments, and no output written."""
         out = self.path("never.bin")

@@ -8,6 +8,7 @@
 #include "prim/elements.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/knobs.h"
 #include "util/parallel.h"
 
 enum { MIN_SCRATCH_BYTES = 4 << 20 };
@@ -409,7 +410,8 @@ static int write_held_run(const gs_compact_engine *e, uint64_t end, unsigned cha
     return GPUSORT_OK;
   }
   const uint64_t count = end - h->first; /* (runs through several chunks may pass 2^32) */
-  if (e->request->count_bytes == 4 && count > UINT32_MAX)
+  const uint64_t test_max = gs_knobs_get()->test_u32_count_max;
+  if (e->request->count_bytes == 4 && count > (test_max ? test_max : UINT32_MAX))
     return gs_fail(GPUSORT_ERROR_TOO_LARGE, "a run of %llu equal keys (from record %llu) does not fit a u32 count: "
                    "ask for u64 counts (--count-type u64)", (unsigned long long)count, (unsigned long long)h->first);
   gs_key_store_bits(e->request->count_bytes, out + e->key_bytes, count);

@@ -51,6 +51,7 @@ static void read_knobs(void) {
                                                                   : GS_GATHER_AUTO;
   knobs.test_corrupt = flag("GPUSORT_TEST_CORRUPT");
   knobs.test_fail_alloc_bytes = number("GPUSORT_TEST_FAIL_ALLOC_BYTES");
+  knobs.test_u32_count_max = number("GPUSORT_TEST_U32_COUNT_MAX");
   knobs.validation = flag("GPUSORT_VALIDATION");
   knobs.pipeline_stats = flag("GPUSORT_PIPELINE_STATS");
   knobs.trace = flag("GPUSORT_TRACE");

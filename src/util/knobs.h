@@ -34,6 +34,8 @@ typedef struct {
   bool test_corrupt;             /* GPUSORT_TEST_CORRUPT: damage each sort's output (--verify tests) */
   uint64_t test_fail_alloc_bytes; /* GPUSORT_TEST_FAIL_ALLOC_BYTES: device memory allocations larger
                                      than this fail as out of device memory */
+  uint64_t test_u32_count_max;   /* GPUSORT_TEST_U32_COUNT_MAX: the longest run rle's u32 counts take
+                                    across chunks (instead of 2^32 - 1) */
   /* Development. */
   bool validation;               /* GPUSORT_VALIDATION: the Khronos validation layer, any message
                                     counted (tests fail on them) */
