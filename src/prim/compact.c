@@ -59,9 +59,9 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   /* The scan's tile shape, within at most 256 invocations and 4 rows of 16 bytes each (16 u32
    * or 8 u64 keys): on an H100, `bench --compact` of 2^28 u32 keys (GPUSORT_SCAN_ROWS,
    * GPUSORT_SCAN_WORKGROUP) selected in 1.53 ms at 256 x 4 rows, 1.74 at 256 x 2, 1.59 at
-   * 128 x 4 and 1.86 at 128 x 2 (CUB: 0.70); 8 rows, and 384 or 512 invocations, changed it by
-   * less than 5% (in a build that chose them at run time), and rle and reduce-by-key were
-   * slower at 8 rows (more registers). */
+   * 128 x 4 and 1.86 at 128 x 2 (CUB: 0.70); 8 rows, or 384 or 512 invocations, made it at
+   * most 5% faster (in a build that chose them at run time), and rle and reduce-by-key slower
+   * (more registers). */
   c->workgroup_size = device_config->scan_workgroup_size < 256 ? device_config->scan_workgroup_size : 256;
   const uint32_t rows = device_config->scan_rows < 4 ? device_config->scan_rows : 4;
   c->items = rows * (key_bytes == 8 ? 2 : 4);
