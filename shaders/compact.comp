@@ -495,10 +495,10 @@ void main() {
     [[unroll]] for (uint k = 0u; k < VEC; k++) {
       const uint i = r * VEC + k, g = first + k;
       if (g >= pc.n) break;
-#ifdef COUNT_RUNS
-      if ((flags & (1u << i)) != 0u) last_head = g + 1u;
-#endif
       if ((flags & (1u << i)) != 0u) {
+#ifdef COUNT_RUNS
+        last_head = g + 1u;
+#endif
         if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = keys[i];
         if ((pc.flags & GS_COMPACT_INDICES) != 0u) Indices(pc.indices_out).indices[at] = g;
         at++;

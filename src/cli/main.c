@@ -220,7 +220,7 @@ static const char help_bench[] =
     "  --values TYPE      sort (key, value) pairs\n"
     "  --sizes LIST       comma-separated key counts, e.g. 2^20,2^24,1000000\n"
     "                     (default 2^16,2^20,2^24,2^26,2^28, those that fit the device)\n"
-    "  --reps N           timed runs per size (default 15)\n"
+    "  --reps N           timed runs per size (default 15), after 0.4 s of warm-up\n"
     "  --algo A           the sort algorithm, as for sort (default auto)\n"
     "  --scan-algos       time u32 exclusive sums instead: the look-back scan, reduce-then-scan,\n"
     "                     and textbook Hillis-Steele, Blelloch (global and shared memory) and\n"

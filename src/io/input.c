@@ -168,7 +168,6 @@ static int spill_stream(gs_input *in, unsigned char *buf, size_t len, size_t cap
   bool reading = false;
   while (!rc) {
     ssize_t got = gs_input_read(in, buf, cap);
-    if (got < 0 && errno == EINTR) continue;
     if (got < 0) {
       rc = gs_fail(GPUSORT_ERROR_IO, "cannot read %s: %s", in->name, strerror(errno));
       reading = true;
@@ -218,7 +217,6 @@ int gs_input_read_stream(gs_input *in, uint64_t memory_bytes, const char *spill_
       buf = p, cap = grown;
     }
     ssize_t got = gs_input_read(in, buf + len, cap - len);
-    if (got < 0 && errno == EINTR) continue;
     if (got < 0) {
       free(buf);
       return gs_fail(GPUSORT_ERROR_IO, "cannot read %s: %s", in->name, strerror(errno));

@@ -22,7 +22,6 @@ static int check_stream(gs_input *in, gs_order_check *order, unsigned width, uin
   *bytes_read = 0;
   for (;;) {
     ssize_t got = gs_input_read(in, buf + have, STREAM_CHUNK + width - have);
-    if (got < 0 && errno == EINTR) continue;
     if (got < 0) {
       free(buf);
       return gs_fail(GPUSORT_ERROR_IO, "cannot read %s: %s", in->name, strerror(errno));
