@@ -57,6 +57,11 @@ uvec2 element_address(uvec2 base, uint index, uint bytes) {
 layout(push_constant, std430) uniform Push { gs_onesweep_push pc; };
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer Control { gs_sort_control control; };
 
+#if KEY_BITS == 64
+// H100: a window of 4 took u64 keys' pass from 64 registers to 66, past the 64 that let two
+// workgroups of 512 share an SM (2^28 u64 keys: 43.9 ms against 29.4)
+#define LOOKBACK_WALK_WINDOW 1u
+#endif
 #include "lib/lookback.glsl"
 #include "lib/subgroup_multisplit.glsl"
 #include "lib/workgroup_scan.glsl"

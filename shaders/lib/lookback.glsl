@@ -33,21 +33,41 @@ uint lookback_poll(uint index) {
   return atomicLoad(WordArray(pc.lookback).words[index], gl_ScopeQueueFamily, 0, 0);
 }
 
-// One bounded step of a walk back in slot `slot` (`stride` slots per tile): starting at tile
-// `next`, add aggregates to `prefix` until a tile that posted its inclusive count (then
-// `next` becomes LOOKBACK_DONE) or until a tile stays empty for LOOKBACK_SPIN_LIMIT polls
-// (then `next` is that tile, to be counted by the caller).
+// Descriptors a walk reads at once (a kernel may choose before including this file): the
+// polls of a step are independent loads, so their latencies overlap. H100, 2^28 u32 keys,
+// same run: the sort took 9.87 ms reading one at a time, 9.16 with 4; in a build choosing the
+// window at run time, a pass took 2.32 ms with 1, 2.14 with 4, 2.17 with 8, 2.24 with 16.
+#ifndef LOOKBACK_WALK_WINDOW
+#define LOOKBACK_WALK_WINDOW 4u
+#endif
+
+// One bounded walk back in slot `slot` (`stride` slots per tile): starting at tile `next`,
+// add counts to `prefix`, nearest tile first, up to and including the first inclusive count
+// (then `next` becomes LOOKBACK_DONE), or up to a tile still empty after LOOKBACK_SPIN_LIMIT
+// steps that read no count (then `next` is that tile, to be counted by the caller).
 void lookback_walk(inout uint next, inout uint prefix, uint slot, uint stride) {
   uint spins = 0u;
   while (next != LOOKBACK_DONE && spins < LOOKBACK_SPIN_LIMIT) {
-    const uint word = lookback_poll(next * stride + slot);
-    const uint status = word & LOOKBACK_STATUS;
-    if (status == LOOKBACK_EMPTY) {
-      spins++;
-    } else {
-      prefix += word & LOOKBACK_COUNT;
-      next = status == LOOKBACK_INCLUSIVE ? LOOKBACK_DONE : next - 1u;
-      spins = 0u;
+    uint words[LOOKBACK_WALK_WINDOW];
+    [[unroll]] for (uint j = 0u; j < LOOKBACK_WALK_WINDOW; j++) // (none past tile 0, which is inclusive)
+      words[j] = j <= next ? lookback_poll((next - j) * stride + slot) : LOOKBACK_EMPTY;
+    uint taken = 0u;
+    bool stopped = false, done = false;
+    // (written with `!stopped` guarding the whole step: 9.17 ms for 2^28 u32 keys on an H100,
+    // against 9.66 for the same logic testing each status unguarded)
+    [[unroll]] for (uint j = 0u; j < LOOKBACK_WALK_WINDOW; j++) {
+      if (!stopped) {
+        const uint status = words[j] & LOOKBACK_STATUS;
+        if (status == LOOKBACK_EMPTY) {
+          stopped = true;
+        } else {
+          prefix += words[j] & LOOKBACK_COUNT;
+          taken++;
+          if (status == LOOKBACK_INCLUSIVE) stopped = true, done = true;
+        }
+      }
     }
+    next = done ? LOOKBACK_DONE : next - taken;
+    spins = taken > 0u ? 0u : spins + 1u;
   }
 }
