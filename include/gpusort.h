@@ -36,9 +36,9 @@ extern "C" {
 
 #define GPUSORT_VERSION_MAJOR 0
 #define GPUSORT_VERSION_MINOR 7
-#define GPUSORT_VERSION_PATCH 0
+#define GPUSORT_VERSION_PATCH 1
 #define GPUSORT_VERSION_NUMBER (GPUSORT_VERSION_MAJOR * 10000 + GPUSORT_VERSION_MINOR * 100 + GPUSORT_VERSION_PATCH)
-#define GPUSORT_VERSION_STRING "0.7.0"
+#define GPUSORT_VERSION_STRING "0.7.1"
 
 /* Initializer of a struct whose fields all default to zero but struct_size (in C++, a value
  * built by a function, so that -Wmissing-field-initializers has nothing to say). */
@@ -284,7 +284,8 @@ typedef struct gpusort_device_info {
   uint32_t vendor_id, device_id;
   uint32_t api_version;    /* Vulkan version, VK_MAKE_API_VERSION encoding */
   uint32_t subgroup_size;  /* lanes gpusort runs its kernels at */
-  uint32_t reserved;
+  uint32_t sort_keys_per_invocation_wide_pairs; /* sort tile for 64-bit keys with values (since
+                                                   0.7.1, in place of a reserved field) */
   uint64_t memory_bytes;   /* device-local memory */
   uint64_t max_buffer_bytes; /* largest storage buffer binding */
   char name[256];
@@ -294,7 +295,7 @@ typedef struct gpusort_device_info {
   char preset[64];
   uint32_t sort_workgroup_size;
   uint32_t sort_keys_per_invocation;      /* 32-bit keys and values */
-  uint32_t sort_keys_per_invocation_wide; /* 64-bit keys or values */
+  uint32_t sort_keys_per_invocation_wide; /* 64-bit keys or values (but see above) */
   uint32_t scan_workgroup_size;
   uint32_t scan_rows;                     /* 16-byte vectors per invocation of a scan tile */
   uint32_t lookback_spin_limit;           /* polls of a look-back descriptor before recounting */

@@ -85,7 +85,7 @@ class DeviceInfo(ctypes.Structure):
         ("device_id", ctypes.c_uint32),
         ("api_version", ctypes.c_uint32),
         ("subgroup_size", ctypes.c_uint32),
-        ("reserved", ctypes.c_uint32),
+        ("sort_keys_per_invocation_wide_pairs", ctypes.c_uint32),
         ("memory_bytes", ctypes.c_uint64),
         ("max_buffer_bytes", ctypes.c_uint64),
         ("name", ctypes.c_char * 256),

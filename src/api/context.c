@@ -193,6 +193,7 @@ static void describe(const gs_device_info *d, bool is_default, gpusort_device_in
   out->scan_workgroup_size = config.scan_workgroup_size;
   out->scan_rows = config.scan_rows;
   out->lookback_spin_limit = config.lookback_spin;
+  out->sort_keys_per_invocation_wide_pairs = config.sort_keys_per_thread_wide_pairs;
 }
 
 int gpusort_list_devices(gpusort_device_info *infos, uint32_t capacity, uint32_t *count) {

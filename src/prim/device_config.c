@@ -8,7 +8,9 @@
 enum { ANY = 0 };
 
 /* Presets, first match wins. Tiles of 16 subgroups; sort tiles of 9 keys per invocation (5 for
- * 64-bit keys or values), 16 on lavapipe. On an H100, a 512 x 9 sort tile was as fast as any
+ * 64-bit keys or values, 4 on NVIDIA for 64-bit keys with values), 16 on lavapipe. H100, 2^26
+ * keys, same run: u64/u64 pairs took 16.7 ms at 5 keys (65 registers: one workgroup of 512 per
+ * SM) and 12.1 at 4 (64), u64/u32 16.0 and 11.4; u32/u64 pairs 4.9 at 5 (59) and 5.4 at 4. On an H100, a 512 x 9 sort tile was as fast as any
  * shape measured (5 to 30 keys, 256 to 1024 invocations): its 64 registers let two workgroups
  * share an SM, where 15 keys took 99 registers and one; the scan ran at 69% of the copy bandwidth with
  * 512 x 8 rows, 65% with 256 x 4 and 55% with 256 x 16. The AMD and Intel rows carry the same
@@ -22,7 +24,7 @@ typedef struct {
   const char *name;
   uint32_t vendor_id; /* ANY, or PCI vendor */
   uint32_t driver_id; /* ANY, or the driver (VkDriverId) */
-  uint32_t subgroup_size, sort_workgroup, sort_keys, sort_keys_wide, scan_workgroup, scan_rows, spin;
+  uint32_t subgroup_size, sort_workgroup, sort_keys, sort_keys_wide, sort_keys_wide_pairs, scan_workgroup, scan_rows, spin;
   uint64_t submit_keys;
   bool forward_progress, onesweep;
   uint64_t bitonic_max_keys;
@@ -46,15 +48,15 @@ typedef struct {
  * GPU time of u32 keys): bitonic 0.051 ms against Onesweep's 0.061 at 2^12, 0.075 against
  * 0.063 at 2^13. */
 static const preset presets[] = {
-    {"nvidia", 0x10DE, ANY, 32, 512, 9, 5, 512, 8, 256, 0, true, true, 1u << 12},
-    {"amd", 0x1002, ANY, 32, 512, 9, 5, 512, 8, 256, 0, true, true, 0},
-    {"intel", 0x8086, ANY, 32, 512, 9, 5, 512, 8, 256, 1u << 26, true, true, 0},
-    {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14},
-    {"apple", 0x106B, ANY, 32, 0, 9, 5, 0, 8, 256, 1u << 26, false, true, 0},
-    {"arm", 0x13B5, ANY, 16, 0, 9, 5, 0, 8, 256, 1u << 24, false, true, 0},
-    {"qualcomm", 0x5143, ANY, 64, 0, 9, 5, 0, 8, 256, 1u << 24, false, true, 0},
-    {"imagination", 0x1010, ANY, 32, 0, 9, 5, 0, 8, 256, 1u << 24, false, true, 0},
-    {"generic", ANY, ANY, 32, 0, 9, 5, 0, 8, 256, 1u << 26, true, true, 0}, /* 0: 16 subgroups of the size the device runs */
+    {"nvidia", 0x10DE, ANY, 32, 512, 9, 5, 4, 512, 8, 256, 0, true, true, 1u << 12},
+    {"amd", 0x1002, ANY, 32, 512, 9, 5, 5, 512, 8, 256, 0, true, true, 0},
+    {"intel", 0x8086, ANY, 32, 512, 9, 5, 5, 512, 8, 256, 1u << 26, true, true, 0},
+    {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 16, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14},
+    {"apple", 0x106B, ANY, 32, 0, 9, 5, 5, 0, 8, 256, 1u << 26, false, true, 0},
+    {"arm", 0x13B5, ANY, 16, 0, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0},
+    {"qualcomm", 0x5143, ANY, 64, 0, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0},
+    {"imagination", 0x1010, ANY, 32, 0, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0},
+    {"generic", ANY, ANY, 32, 0, 9, 5, 5, 0, 8, 256, 1u << 26, true, true, 0}, /* 0: 16 subgroups of the size the device runs */
 };
 
 static uint32_t clamp_subgroup(const gs_device_info *info, uint32_t want) {
@@ -88,6 +90,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->sort_workgroup_size = k->sort_workgroup ? k->sort_workgroup : workgroup_for(info, c->subgroup_size, p->sort_workgroup);
   c->sort_keys_per_thread = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys;
   c->sort_keys_per_thread_wide = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys_wide;
+  c->sort_keys_per_thread_wide_pairs = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys_wide_pairs;
   c->scan_workgroup_size = k->scan_workgroup ? k->scan_workgroup : workgroup_for(info, c->subgroup_size, p->scan_workgroup);
   c->scan_rows = k->scan_rows ? k->scan_rows : p->scan_rows;
   c->lookback_spin = k->lookback_spin ? k->lookback_spin : p->spin;

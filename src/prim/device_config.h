@@ -17,6 +17,7 @@ typedef struct {
   uint32_t sort_workgroup_size;     /* digit-binning tile: invocations ... */
   uint32_t sort_keys_per_thread;    /* ... x keys each, for 32-bit keys and values */
   uint32_t sort_keys_per_thread_wide; /* ... for 64-bit keys or values */
+  uint32_t sort_keys_per_thread_wide_pairs; /* ... for 64-bit keys with values (or record indices) */
   uint32_t scan_workgroup_size;
   uint32_t scan_rows;               /* 16-byte vectors per invocation of a scan tile */
   uint32_t lookback_spin;           /* polls of an empty descriptor before recounting */
