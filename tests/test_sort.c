@@ -223,7 +223,10 @@ int main(int argc, char **argv) {
   const uint64_t tile = harness_tile_keys(&h, GS_KEY_U32, 0);
   printf("device: %s, subgroup %llu, tile %llu keys, mode %s, algorithm %s\n", h.ctx.dev.info.name,
          (unsigned long long)sg, (unsigned long long)tile, mode, gs_sort_algo_name(h.algo));
-  if (tile == 0) return 1;
+  if (tile == 0) { /* the tile does not suit the device (a GPUSORT_SORT_* knob, say) */
+    fprintf(stderr, "no sort tile: %s\n", gs_last_error());
+    return 1;
+  }
 
   if (strcmp(mode, "matrix") == 0 || strcmp(mode, "fallback") == 0) {
     /* (1023 to 4097: around the bitonic sort's blocks of 1024 elements and their multiples) */
