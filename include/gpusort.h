@@ -295,7 +295,8 @@ typedef struct gpusort_device_info {
   char preset[64];
   uint32_t sort_workgroup_size;
   uint32_t sort_keys_per_invocation;      /* 32-bit keys and values */
-  uint32_t sort_keys_per_invocation_wide; /* 64-bit keys or values (but see above) */
+  uint32_t sort_keys_per_invocation_wide; /* 64-bit keys or values, but 64-bit keys with
+                                             values take sort_keys_per_invocation_wide_pairs */
   uint32_t scan_workgroup_size;
   uint32_t scan_rows;                     /* 16-byte vectors per invocation of a scan tile */
   uint32_t lookback_spin_limit;           /* polls of a look-back descriptor before recounting */

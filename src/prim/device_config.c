@@ -10,16 +10,17 @@ enum { ANY = 0 };
 /* Presets, first match wins. Tiles of 16 subgroups; sort tiles of 9 keys per invocation (5 for
  * 64-bit keys or values, 4 on NVIDIA for 64-bit keys with values), 16 on lavapipe. H100, 2^26
  * keys, same run: u64/u64 pairs took 16.7 ms at 5 keys (65 registers: one workgroup of 512 per
- * SM) and 12.1 at 4 (64), u64/u32 16.0 and 11.4; u32/u64 pairs 4.9 at 5 (59) and 5.4 at 4. On an H100, a 512 x 9 sort tile was as fast as any
- * shape measured (5 to 30 keys, 256 to 1024 invocations): its 64 registers let two workgroups
- * share an SM, where 15 keys took 99 registers and one; the scan ran at 69% of the copy bandwidth with
- * 512 x 8 rows, 65% with 256 x 4 and 55% with 256 x 16. The AMD and Intel rows carry the same
- * shape at 32 lanes, unmeasured; lavapipe runs subgroups of 8 only. lavapipe (Mesa 22.3, two
- * cores; `gpusort bench --sizes 2^22 --algo reduce-then-scan`, sort time over the copy's):
- * 128 x 16 took 78 copies, 64 x 16 82, 128 x 20 81, 128 x 12 90, 64 x 24 87, 128 x 9 107;
- * every shared-memory access there is a loop over the lanes, and a tile's per-digit work
- * (counters of every subgroup, look-back, digit starts) is paid per tile, so the tile is long
- * (2^21 u64 keys: 106 copies at 16 keys, 148 at 9, 167 at 5). */
+ * SM) and 12.1 at 4 (64), u64/u32 16.0 and 11.4; u32/u64 pairs 4.9 at 5 (59) and 5.4 at 4. On an
+ * H100, a 512 x 9 sort tile was as fast as any shape measured (5 to 30 keys, 256 to 1024
+ * invocations): its 64 registers let two workgroups share an SM, where 15 keys took 99 registers
+ * and one; the scan ran at 69% of the copy bandwidth with 512 x 8 rows, 65% with 256 x 4 and 55%
+ * with 256 x 16. The AMD and Intel rows carry the same shape at 32 lanes, unmeasured; lavapipe
+ * runs subgroups of 8 only. lavapipe (Mesa 22.3, two cores; `gpusort bench --sizes 2^22 --algo
+ * reduce-then-scan`, sort time over the copy's): 128 x 16 took 78 copies, 64 x 16 82, 128 x 20
+ * 81, 128 x 12 90, 64 x 24 87, 128 x 9 107; every shared-memory access there is a loop over the
+ * lanes, and a tile's per-digit work (counters of every subgroup, look-back, digit starts) is
+ * paid per tile, so the tile is long (2^21 u64 keys: 106 copies at 16 keys, 148 at 9, 167 at 5).
+ */
 typedef struct {
   const char *name;
   uint32_t vendor_id; /* ANY, or PCI vendor */

@@ -29,10 +29,9 @@ static int choose_tile(gs_radix_sort *s, const gs_device_config *config) {
   const gs_device *dev = s->dev;
   const uint32_t sg = dev->subgroup_size, wg = config->sort_workgroup_size;
   const unsigned item = s->config.value_bytes > s->info->bytes ? s->config.value_bytes : s->info->bytes;
-  const bool wide = s->info->bytes == 8 || s->config.value_bytes == 8;
-  uint32_t kpt = s->info->bytes == 8 && s->config.value_bytes > 0 ? config->sort_keys_per_thread_wide_pairs
-                 : wide                                           ? config->sort_keys_per_thread_wide
-                                                                  : config->sort_keys_per_thread;
+  uint32_t kpt = config->sort_keys_per_thread;
+  if (s->info->bytes == 8 && s->config.value_bytes > 0) kpt = config->sort_keys_per_thread_wide_pairs;
+  else if (item == 8) kpt = config->sort_keys_per_thread_wide; /* 64-bit keys or values */
   if (wg % sg != 0 || wg > dev->info.max_workgroup_size || wg < 64 || kpt == 0 || kpt > 64)
     return gs_fail(GPUSORT_ERROR_USAGE, "sort tile of %u invocations x %u keys does not suit this device", wg, kpt);
   while (kpt > 1 && shared_bytes_for(wg, sg, kpt, item) > dev->info.max_shared_bytes) kpt--;
