@@ -36,9 +36,9 @@ extern "C" {
 
 #define GPUSORT_VERSION_MAJOR 0
 #define GPUSORT_VERSION_MINOR 7
-#define GPUSORT_VERSION_PATCH 1
+#define GPUSORT_VERSION_PATCH 2
 #define GPUSORT_VERSION_NUMBER (GPUSORT_VERSION_MAJOR * 10000 + GPUSORT_VERSION_MINOR * 100 + GPUSORT_VERSION_PATCH)
-#define GPUSORT_VERSION_STRING "0.7.1"
+#define GPUSORT_VERSION_STRING "0.7.2"
 
 /* Initializer of a struct whose fields all default to zero but struct_size (in C++, a value
  * built by a function, so that -Wmissing-field-initializers has nothing to say). */
@@ -589,10 +589,11 @@ GPUSORT_API const char *gpusort_fault_message(const void *address);
 
 /* ---- Benchmarks -------------------------------------------------------------------------- */
 
-/* Median GPU time of sorting `count` device-resident uniform random keys (layout: keys or
- * pairs, whose values are the key's index) over `reps` runs after 0.4 s of warm-up, beside a
- * compute-kernel copy of the keys' bytes between two buffers in the same run (the device's own
- * bandwidth), and vkCmdCopyBuffer of the same. The last run's output is checked on the host. */
+/* Median GPU time of sorting `count` device-resident keys (uniform random unless `distribution`
+ * says otherwise; layout: keys or pairs, whose values are the key's index) over `reps` runs
+ * after 0.4 s of warm-up, beside a compute-kernel copy of the keys' bytes between two buffers in
+ * the same run (the device's own bandwidth), and vkCmdCopyBuffer of the same. The last run's
+ * output is checked on the host. */
 typedef struct gpusort_bench_result {
   uint32_t struct_size;
   uint32_t passes;
@@ -605,6 +606,8 @@ typedef struct gpusort_bench_result {
   uint32_t tile_keys_per_invocation;
   gpusort_sort_algo algo;  /* in: the algorithm to measure (AUTO: the one a sort of `count` keys
                               would run); out: the one measured */
+  const char *distribution; /* in: NULL or the keys' distribution, named as in
+                               gpusort_generate_options (seed 1) (since 0.7.2) */
 } gpusort_bench_result;
 
 #define GPUSORT_BENCH_RESULT_INIT GPUSORT_OUTPUT_INIT_(gpusort_bench_result)

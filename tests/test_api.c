@@ -279,6 +279,14 @@ static void algorithms(gpusort_context *ctx) {
   expect(gpusort_bench_sort(ctx, &L, 5000, 1, &bench) == GPUSORT_OK && bench.checked &&
              bench.algo == GPUSORT_SORT_REDUCE_THEN_SCAN,
          "a benchmark of the algorithm asked for");
+  gpusort_bench_result sorted = GPUSORT_BENCH_RESULT_INIT;
+  sorted.distribution = "reversed";
+  expect(gpusort_bench_sort(ctx, &L, 3000, 1, &sorted) == GPUSORT_OK && sorted.checked,
+         "a benchmark of reversed keys");
+  sorted.distribution = "zipf";
+  expect(gpusort_bench_sort(ctx, &L, 3000, 1, &sorted) == GPUSORT_ERROR_USAGE &&
+             strstr(gpusort_last_error(), "unknown distribution 'zipf'"),
+         "a benchmark of an unknown distribution is refused");
 }
 
 /* ---- Scans and reductions of arrays ---- */

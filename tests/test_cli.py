@@ -949,6 +949,16 @@ class DevicesAndBench(CliTest):
         p = run(["bench", "--keys", "u64", "--values", "u32", "--sizes", "3000", "--reps", "2"])
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertRegex(p.stdout.decode(), r"(?m)^\s+3000\s.*\bok$")
+        for dist in ["equal", "reversed", "entropy:3"]:  # each checked on the host
+            p = run(["bench", "--keys", "i64", "--dist", dist, "--sizes", "3001", "--reps", "2"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            out = p.stdout.decode()
+            self.assertIn(f"distribution {dist} (seed 1)", out)
+            self.assertRegex(out, r"(?m)^\s+3001\s.*\bok$")
+        line = run(["bench", "--json", "--dist", "sorted", "--sizes", "1000", "--reps", "1"]).stdout
+        self.assertEqual((json.loads(line)["distribution"], json.loads(line)["checked"]), ("sorted", True))
+        self.assert_error(run(["bench", "--dist", "zipf", "--sizes", "1000"]), 2, "unknown distribution 'zipf'")
+        self.assert_error(run(["bench", "--compact", "--dist", "equal"]), 2, "takes no --dist")
 
     def test_bench_scan_algorithms(self):
         p = run(["bench", "--scan-algos", "--sizes", "5000", "--reps", "2"])

@@ -52,7 +52,7 @@ _gpusort() {
         rle) options="--count-type $compact" ;;
         reduce-by-key) options="--op --acc $compact" ;;
         gen) options="$layout -n --dist --seed --force --sync $common" ;;
-        bench) options="--keys --values --sizes --reps --algo --scan-algos --compact $common" ;;
+        bench) options="--keys --values --sizes --reps --algo --dist --scan-algos --compact $common" ;;
         devices) options="$common" ;;
         help) COMPREPLY=($(compgen -W "$commands" -- "$cur")); return ;;
     esac

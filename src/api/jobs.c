@@ -1,5 +1,6 @@
 /* The public API's second tier: jobs on arrays and files, and the benchmarks. Each entry
  * point checks its arguments, turns them into the internal forms and runs the job. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -495,10 +496,18 @@ int gpusort_bench_sort(gpusort_context *ctx, const gpusort_layout *layout, uint6
                    "f64", call);
   if ((rc = gs_context_device(&ctx->job, NULL, NULL))) return rc;
   gpusort_bench_result full = GPUSORT_BENCH_RESULT_INIT;
-  const gpusort_sort_algo algo = result->struct_size >= sizeof full ? result->algo : GPUSORT_SORT_AUTO;
+  /* (in-fields a program built against an older header has not got keep their defaults) */
+  const gpusort_sort_algo algo = result->struct_size >= offsetof(gpusort_bench_result, algo) + sizeof algo
+                                     ? result->algo : GPUSORT_SORT_AUTO;
+  const char *distribution = result->struct_size >= sizeof full ? result->distribution : NULL;
   if ((unsigned)algo > GPUSORT_SORT_BITONIC)
     return gs_fail(GPUSORT_ERROR_USAGE, "%s: unknown sort algorithm %d", call, (int)algo);
-  rc = gs_bench_sort(&ctx->job, &l, count, reps, (gs_sort_algo)algo, &full);
+  gs_dist dist;
+  if (gs_dist_parse(distribution ? distribution : "uniform", &dist) != 0)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%s: unknown distribution '%s' (distributions: %s)", call, distribution,
+                   gs_dist_names());
+  full.distribution = distribution;
+  rc = gs_bench_sort(&ctx->job, &l, count, reps, (gs_sort_algo)algo, dist, &full);
   if (rc == GPUSORT_OK || rc == GPUSORT_ERROR_VERIFY) gs_api_copy_out(result, &full, sizeof full, "gpusort_bench_result");
   return rc;
 }

@@ -19,6 +19,7 @@ typedef struct {
   unsigned nsizes;
   bool default_sizes, scans, compact;
   gpusort_sort_algo algo;
+  const char *dist; /* NULL: uniform */
   uint64_t reps;
   char device_name[256]; /* for --json */
 } bench_args;
@@ -50,6 +51,7 @@ static int parse_bench_args(int argc, char **argv, bench_args *o, bool *done) {
                                            {"scan-algos", no_argument, NULL, OPT_SCAN_ALGOS},
                                            {"compact", no_argument, NULL, OPT_BENCH_COMPACT},
                                            {"algo", required_argument, NULL, OPT_ALGO},
+                                           {"dist", required_argument, NULL, OPT_DIST},
                                            CLI_COMMON_OPTIONS,
                                            {NULL, 0, NULL, 0}};
   const gpusort_layout keys = GPUSORT_LAYOUT_KEYS(GPUSORT_U32);
@@ -70,6 +72,7 @@ static int parse_bench_args(int argc, char **argv, bench_args *o, bool *done) {
     case OPT_SCAN_ALGOS: o->scans = true; break;
     case OPT_BENCH_COMPACT: o->compact = true; break;
     case OPT_ALGO: rc = cli_parse_sort_algo(optarg, &o->algo); break;
+    case OPT_DIST: o->dist = optarg; break;
     case OPT_REPS:
       if (cli_parse_count(optarg, &o->reps) != 0 || o->reps == 0 || o->reps > 255)
         rc = cli_fail(GPUSORT_ERROR_USAGE, "--reps takes a count from 1 to 255, not '%s'", optarg);
@@ -81,6 +84,8 @@ static int parse_bench_args(int argc, char **argv, bench_args *o, bool *done) {
   if (optind != argc) return cli_fail(GPUSORT_ERROR_USAGE, "bench takes no arguments (see 'gpusort --help')");
   if (o->scans && o->compact) return cli_fail(GPUSORT_ERROR_USAGE, "--scan-algos and --compact are two benchmarks: "
                                                                     "give one");
+  if ((o->scans || o->compact) && o->dist)
+    return cli_fail(GPUSORT_ERROR_USAGE, "%s times its own inputs: it takes no --dist", o->scans ? "--scan-algos" : "--compact");
   if ((o->scans || o->compact) && (keys_given || o->layout.value))
     return cli_fail(GPUSORT_ERROR_USAGE, "%s times u32 keys: it takes no --keys or --values",
                     o->scans ? "--scan-algos" : "--compact");
@@ -102,6 +107,7 @@ static int bench_sorts(const bench_args *o, gpusort_context *ctx) {
     const uint64_t n = o->sizes[i];
     gpusort_bench_result r = GPUSORT_BENCH_RESULT_INIT;
     r.algo = o->algo;
+    r.distribution = o->dist;
     rc = gpusort_bench_sort(ctx, L, n, (uint32_t)o->reps, &r);
     if (skipped(o, n, rc)) continue;
     if (rc && rc != GPUSORT_ERROR_VERIFY) return cli_library_error(rc);
@@ -121,6 +127,7 @@ static int bench_sorts(const bench_args *o, gpusort_context *ctx) {
       cli_json_count(&j, "bytes", n * kb);
       cli_json_count(&j, "reps", o->reps);
       cli_json_string(&j, "algo", cli_sort_algo_name(r.algo));
+      cli_json_string(&j, "distribution", o->dist ? o->dist : "uniform");
       cli_json_number(&j, "sort_seconds", r.sort_seconds);
       cli_json_number(&j, "copy_seconds", r.copy_seconds);
       cli_json_number(&j, "copy_command_seconds", r.copy_command_seconds);
@@ -135,8 +142,8 @@ static int bench_sorts(const bench_args *o, gpusort_context *ctx) {
         printf("%s keys with %s values (each its index), ", gpusort_type_name(L->key), gpusort_type_name(L->value));
       else
         printf("%s keys, ", gpusort_type_name(L->key));
-      printf("uniform random (seed 1); %s%s; tile %u x %u; median of %llu runs; GPU timestamps\n",
-             cli_sort_algo_name(r.algo), o->algo == GPUSORT_SORT_AUTO ? " (auto, at the first size)" : "",
+      printf("%s%s (seed 1); %s%s; tile %u x %u; median of %llu runs; GPU timestamps\n", o->dist ? "distribution " : "",
+             o->dist ? o->dist : "uniform random", cli_sort_algo_name(r.algo), o->algo == GPUSORT_SORT_AUTO ? " (auto, at the first size)" : "",
              r.tile_invocations, r.tile_keys_per_invocation, (unsigned long long)o->reps);
       printf("copy = the keys' bytes copied buffer to buffer by a compute kernel; GB/s counts bytes read + written\n");
       printf("%12s %10s %10s %10s %11s %10s %8s\n", "n", "sort ms", "Gkeys/s", "copy ms", "copy GB/s", "sort/copy",

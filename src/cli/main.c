@@ -214,14 +214,16 @@ static const char help_gen[] =
 
 static const char help_bench[] =
     "\n"
-    "bench: sort device-resident uniform random keys of several sizes and print the median\n"
-    "GPU time beside a compute-kernel copy of the same bytes, measured in the same run.\n"
+    "bench: sort device-resident keys of several sizes (uniform random unless --dist) and\n"
+    "print the median GPU time beside a compute-kernel copy of the same bytes, measured in\n"
+    "the same run.\n"
     "  --keys TYPE        key type (default u32)\n"
     "  --values TYPE      sort (key, value) pairs\n"
     "  --sizes LIST       comma-separated key counts, e.g. 2^20,2^24,1000000\n"
     "                     (default 2^16,2^20,2^24,2^26,2^28, those that fit the device)\n"
     "  --reps N           timed runs per size (default 15), after 0.4 s of warm-up\n"
     "  --algo A           the sort algorithm, as for sort (default auto)\n"
+    "  --dist D           the keys' distribution, as for gen (default uniform)\n"
     "  --scan-algos       time u32 exclusive sums instead: the look-back scan, reduce-then-scan,\n"
     "                     and textbook Hillis-Steele, Blelloch (global and shared memory) and\n"
     "                     subgroup-blocked scans\n"

@@ -184,11 +184,11 @@ static int check_chunk(void *ctx, const void *const *fields, size_t count) {
   return GPUSORT_OK;
 }
 
-/* Uniform random keys (seed 1) and, for pairs, values that are each record's index. */
-static int make_sort_data(const gs_layout *L, uint64_t n, unsigned char **records) {
+/* Keys of the distribution (seed 1) and, for pairs, values that are each record's index. */
+static int make_sort_data(const gs_layout *L, gs_dist dist, uint64_t n, unsigned char **records) {
   const size_t R = L->record_bytes;
   if (!(*records = malloc(n * R))) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
-  gs_generate(L->key, (gs_dist){GS_DIST_UNIFORM, 0}, 1, n, 0, n, *records, R);
+  gs_generate(L->key, dist, 1, n, 0, n, *records, R);
   if (L->kind == GS_LAYOUT_PAIRS) gs_generate_index_values(L->value, 0, n, *records + L->value_offset, R);
   return GPUSORT_OK;
 }
@@ -214,7 +214,7 @@ static int check_sorted(gs_context *c, const gs_layout *L, const unsigned char *
   return rc;
 }
 
-int gs_bench_sort(gs_context *c, const gs_layout *L, uint64_t n, unsigned reps, gs_sort_algo algo,
+int gs_bench_sort(gs_context *c, const gs_layout *L, uint64_t n, unsigned reps, gs_sort_algo algo, gs_dist dist,
                   gpusort_bench_result *result) {
   gs_device *dev = &c->dev;
   const unsigned kb = gs_key_info_of(L->key)->bytes, vb = L->kind == GS_LAYOUT_PAIRS ? L->record_bytes - kb : 0;
@@ -236,7 +236,7 @@ int gs_bench_sort(gs_context *c, const gs_layout *L, uint64_t n, unsigned reps, 
       (vb && ((rc = gs_buffer_create(dev, &pristine_values, n * vb, GS_MEM_DEVICE, "the benchmark values")) ||
               (rc = gs_buffer_create(dev, &values, n * vb, GS_MEM_DEVICE, "the sort values")) ||
               (rc = gs_buffer_create(dev, &values_alt, n * vb, GS_MEM_DEVICE, "the sort's second values")))) ||
-      (rc = make_sort_data(L, n, &records)))
+      (rc = make_sort_data(L, dist, n, &records)))
     goto done;
   const bool odd = w.passes % 2;
   w.pristine_keys = gs_buffer_range(&pristine);

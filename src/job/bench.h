@@ -4,11 +4,13 @@
 #define GS_JOB_BENCH_H
 
 #include "gpusort.h"
+#include "io/datagen.h"
 #include "io/layout.h"
 #include "job/context.h"
 
-/* Keys or pairs (values are each key's index): GPUSORT_ERROR_TOO_LARGE if n does not fit. */
-int gs_bench_sort(gs_context *c, const gs_layout *layout, uint64_t n, unsigned reps, gs_sort_algo algo,
+/* Keys of the distribution (seed 1) or pairs (values are each key's index):
+ * GPUSORT_ERROR_TOO_LARGE if n does not fit. */
+int gs_bench_sort(gs_context *c, const gs_layout *layout, uint64_t n, unsigned reps, gs_sort_algo algo, gs_dist dist,
                   gpusort_bench_result *result);
 
 int gs_bench_scans(gs_context *c, uint64_t n, unsigned reps, gpusort_bench_scan_result *result);
