@@ -72,11 +72,16 @@ const uint KEY_WORDS = KEY_BITS / 32;
 const uint COUNTER_WORDS = NUM_SUBGROUPS * RADIX;
 const uint ITEM_WORDS = VALUE_WORDS > KEY_WORDS ? VALUE_WORDS : KEY_WORDS;
 const uint STAGED_KEY_WORDS = TILE_KEYS * ITEM_WORDS;
-const uint STAGE_WORDS = COUNTER_WORDS > STAGED_KEY_WORDS ? COUNTER_WORDS : STAGED_KEY_WORDS;
+#if KEY_BITS == 32
+const uint HELD_WORDS = COUNTER_WORDS + TILE_KEYS; // counters, then the held keys (below)
+#else
+const uint HELD_WORDS = COUNTER_WORDS;
+#endif
+const uint STAGE_WORDS = HELD_WORDS > STAGED_KEY_WORDS ? HELD_WORDS : STAGED_KEY_WORDS;
 const uint DIGITS_PER_INVOCATION = (RADIX + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
 
-// Reused: first each subgroup's digit counters, then the tile's keys in sorted order, then
-// its values.
+// Reused: first each subgroup's digit counters (and 32-bit keys held while ranked), then the
+// tile's keys in sorted order, then its values.
 shared uint s_stage[STAGE_WORDS];
 shared uint s_digit_count[RADIX]; // keys of each digit in this tile
 shared uint s_digit_start[RADIX]; // first position of each digit in tile order
@@ -256,6 +261,22 @@ void main() {
       if (first + i * SUBGROUP_SIZE >= g_n) keys[i] = ORDERED_KEY_MAX;
   }
 
+  // 32-bit keys wait in shared memory (after the counters, each invocation's own slots) while
+  // they are ranked, and come back to registers to be staged: fewer registers live through the
+  // ranking. H200, 2^28 u32 keys, same run: at 9 keys per invocation 61 registers against 64
+  // (9.00 ms against 9.06); 11 keys then fit in 63 (8.50 ms), 12 take 68 (past the 64 that let
+  // two workgroups of 512 share an SM). Not on subgroups of 8 (lavapipe), where every shared
+  // access is a loop over the lanes: 2^22 u32 keys took 1.5 s so against 0.95.
+#if KEY_BITS == 32
+  const bool hold = SUBGROUP_SIZE != 8u;
+  const uint held = COUNTER_WORDS + gl_SubgroupID * SUBGROUP_KEYS + lane;
+  if (hold) [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) s_stage[held + i * SUBGROUP_SIZE] = keys[i];
+#define HELD_KEY(i) s_stage[held + (i) * SUBGROUP_SIZE]
+#define RANKED_KEY(i) (hold ? HELD_KEY(i) : keys[i])
+#else
+#define HELD_KEY(i) keys[i]
+#define RANKED_KEY(i) keys[i]
+#endif
   // Rank within the subgroup: keys before this one with the same digit, counting earlier
   // rounds through the subgroup's counters and this round through the ballot.
   uint rank[KEYS_PER_THREAD];
@@ -281,7 +302,7 @@ void main() {
     }
   } else
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
-    const uint d = digit_of(keys[i]);
+    const uint d = digit_of(HELD_KEY(i));
     const uvec4 peers = subgroup_match_digit(d, pc.bits);
     const uint leader = subgroupBallotFindLSB(peers);
     const uint group_size = subgroupBallotBitCount(peers);
@@ -324,9 +345,12 @@ void main() {
   scan_digit_starts();
 
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
-    const uint d = digit_of(keys[i]);
+    const uint d = digit_of(RANKED_KEY(i));
     rank[i] += s_digit_start[d] + s_stage[counters + d];
   }
+#if KEY_BITS == 32
+  if (hold) [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) keys[i] = HELD_KEY(i);
+#endif
   barrier(); // all counters read before the keys overwrite them
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) stage_key(rank[i], keys[i]);
 

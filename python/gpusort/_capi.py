@@ -98,6 +98,8 @@ class DeviceInfo(ctypes.Structure):
         ("scan_workgroup_size", ctypes.c_uint32),
         ("scan_rows", ctypes.c_uint32),
         ("lookback_spin_limit", ctypes.c_uint32),
+        ("sort_keys_per_invocation_pairs", ctypes.c_uint32),
+        ("reserved", ctypes.c_uint32),
     ]
 
 
@@ -161,7 +163,7 @@ C_NAMES = {
 ABI_SIZES = {
     "gpusort_layout": 48,
     "gpusort_context_params": 56,
-    "gpusort_device_info": 1168,
+    "gpusort_device_info": 1176,
     "gpusort_sort_options": 20,
     "gpusort_scan_options": 24,
     "gpusort_report": 352,

@@ -14,7 +14,7 @@
 GS_API_SIZE(gpusort_layout, 48);
 GS_API_SIZE(gpusort_key_part, 16);
 GS_API_SIZE(gpusort_context_params, 56);
-GS_API_SIZE(gpusort_device_info, 1168);
+GS_API_SIZE(gpusort_device_info, 1176);
 GS_API_SIZE(gpusort_sort_options, 20);
 GS_API_SIZE(gpusort_scan_options, 24);
 GS_API_SIZE(gpusort_report, 352); /* 344 until 0.6: element_type and result_type added */
@@ -190,6 +190,7 @@ static void describe(const gs_device_info *d, bool is_default, gpusort_device_in
   out->sort_workgroup_size = config.sort_workgroup_size;
   out->sort_keys_per_invocation = config.sort_keys_per_thread;
   out->sort_keys_per_invocation_wide = config.sort_keys_per_thread_wide;
+  out->sort_keys_per_invocation_pairs = config.sort_keys_per_thread_pairs;
   out->scan_workgroup_size = config.scan_workgroup_size;
   out->scan_rows = config.scan_rows;
   out->lookback_spin_limit = config.lookback_spin;

@@ -8,13 +8,18 @@
 enum { ANY = 0 };
 
 /* Presets, first match wins. Tiles of 16 subgroups; sort tiles of 9 keys per invocation (5 for
- * 64-bit keys or values, 4 on NVIDIA for 64-bit keys with values), 16 on lavapipe. H100, 2^26
- * keys, same run: u64/u64 pairs took 16.7 ms at 5 keys (65 registers: one workgroup of 512 per
- * SM) and 12.1 at 4 (64), u64/u32 16.0 and 11.4; u32/u64 pairs 4.9 at 5 (59) and 5.4 at 4. On an
- * H100, a 512 x 9 sort tile was as fast as any shape measured (5 to 30 keys, 256 to 1024
- * invocations): its 64 registers let two workgroups share an SM, where 15 keys took 99 registers
- * and one; the scan ran at 69% of the copy bandwidth with 512 x 8 rows, 65% with 256 x 4 and 55%
- * with 256 x 16. The AMD and Intel rows carry the same shape at 32 lanes, unmeasured; lavapipe
+ * 64-bit keys or values), 16 on lavapipe; on NVIDIA 11 for 32-bit keys alone, 10 for 32-bit
+ * keys with 32-bit values and 4 for 64-bit keys with values. Two workgroups of 512 share an SM
+ * at up to 64 registers. H100, 2^28 keys, same run, since 32-bit keys wait in shared memory while
+ * ranked (radix_onesweep.comp): u32 keys 8.58 ms at 11 keys (63 registers), 8.69 at 10, 9.06 at 9;
+ * u32/u32 pairs 13.92 ms at 10 (62), 14.37 at 9, 22.23 at 11 (67); u32/u64 pairs (2^26) 4.93 ms
+ * at 5, 4.37 at 7 (55; unused: 5 is the 64-bit keys' column too). H100, 2^26 keys, same run:
+ * u64/u64 pairs took 16.7 ms at 5 keys (65 registers: one workgroup of 512 per SM) and 12.1 at 4
+ * (64), u64/u32 16.0 and 11.4. Before keys were held in shared memory, a 512 x 9 sort tile was
+ * as fast as any shape measured on an H100 (5 to 30 keys, 256 to 1024 invocations), where 15
+ * keys took 99 registers and one workgroup per SM. The scan ran at 69% of the copy bandwidth
+ * with 512 x 8 rows, 65% with 256 x 4 and 55% with 256 x 16. The AMD and Intel rows carry the
+ * earlier shapes at 32 lanes, unmeasured; lavapipe
  * runs subgroups of 8 only. lavapipe (Mesa 22.3, two cores; `gpusort bench --sizes 2^22 --algo
  * reduce-then-scan`, sort time over the copy's): 128 x 16 took 78 copies, 64 x 16 82, 128 x 20
  * 81, 128 x 12 90, 64 x 24 87, 128 x 9 107; every shared-memory access there is a loop over the
@@ -25,7 +30,8 @@ typedef struct {
   const char *name;
   uint32_t vendor_id; /* ANY, or PCI vendor */
   uint32_t driver_id; /* ANY, or the driver (VkDriverId) */
-  uint32_t subgroup_size, sort_workgroup, sort_keys, sort_keys_wide, sort_keys_wide_pairs, scan_workgroup, scan_rows, spin;
+  uint32_t subgroup_size, sort_workgroup, sort_keys, sort_keys_pairs, sort_keys_wide, sort_keys_wide_pairs, scan_workgroup,
+      scan_rows, spin;
   uint64_t submit_keys;
   bool forward_progress, onesweep;
   uint64_t bitonic_max_keys;
@@ -49,15 +55,15 @@ typedef struct {
  * GPU time of u32 keys): bitonic 0.051 ms against Onesweep's 0.061 at 2^12, 0.075 against
  * 0.063 at 2^13. */
 static const preset presets[] = {
-    {"nvidia", 0x10DE, ANY, 32, 512, 9, 5, 4, 512, 8, 256, 0, true, true, 1u << 12},
-    {"amd", 0x1002, ANY, 32, 512, 9, 5, 5, 512, 8, 256, 0, true, true, 0},
-    {"intel", 0x8086, ANY, 32, 512, 9, 5, 5, 512, 8, 256, 1u << 26, true, true, 0},
-    {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 16, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14},
-    {"apple", 0x106B, ANY, 32, 0, 9, 5, 5, 0, 8, 256, 1u << 26, false, true, 0},
-    {"arm", 0x13B5, ANY, 16, 0, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0},
-    {"qualcomm", 0x5143, ANY, 64, 0, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0},
-    {"imagination", 0x1010, ANY, 32, 0, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0},
-    {"generic", ANY, ANY, 32, 0, 9, 5, 5, 0, 8, 256, 1u << 26, true, true, 0}, /* 0: 16 subgroups of the size the device runs */
+    {"nvidia", 0x10DE, ANY, 32, 512, 11, 10, 5, 4, 512, 8, 256, 0, true, true, 1u << 12},
+    {"amd", 0x1002, ANY, 32, 512, 9, 9, 5, 5, 512, 8, 256, 0, true, true, 0},
+    {"intel", 0x8086, ANY, 32, 512, 9, 9, 5, 5, 512, 8, 256, 1u << 26, true, true, 0},
+    {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 16, 16, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14},
+    {"apple", 0x106B, ANY, 32, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, false, true, 0},
+    {"arm", 0x13B5, ANY, 16, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0},
+    {"qualcomm", 0x5143, ANY, 64, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0},
+    {"imagination", 0x1010, ANY, 32, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0},
+    {"generic", ANY, ANY, 32, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, true, true, 0}, /* 0: 16 subgroups of the size the device runs */
 };
 
 static uint32_t clamp_subgroup(const gs_device_info *info, uint32_t want) {
@@ -90,6 +96,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->subgroup_size = clamp_subgroup(info, k->subgroup_size ? k->subgroup_size : p->subgroup_size);
   c->sort_workgroup_size = k->sort_workgroup ? k->sort_workgroup : workgroup_for(info, c->subgroup_size, p->sort_workgroup);
   c->sort_keys_per_thread = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys;
+  c->sort_keys_per_thread_pairs = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys_pairs;
   c->sort_keys_per_thread_wide = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys_wide;
   c->sort_keys_per_thread_wide_pairs = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys_wide_pairs;
   c->scan_workgroup_size = k->scan_workgroup ? k->scan_workgroup : workgroup_for(info, c->subgroup_size, p->scan_workgroup);

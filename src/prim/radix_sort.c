@@ -14,12 +14,14 @@ enum {
   STATE_HISTOGRAM_BYTES = GS_RADIX_MAX_PASSES * GS_RADIX * 4,
 };
 
-/* item_bytes: the wider of key and value, staged one after the other in shared memory. */
-static uint32_t shared_bytes_for(uint32_t workgroup, uint32_t subgroup, uint32_t keys_per_thread, unsigned item_bytes) {
+/* item_bytes: the wider of key and value, staged one after the other in shared memory; 32-bit
+ * keys are also held there beside the counters while they are ranked (radix_onesweep.comp). */
+static uint32_t shared_bytes_for(uint32_t workgroup, uint32_t subgroup, uint32_t keys_per_thread, unsigned key_bytes,
+                                 unsigned item_bytes) {
   uint32_t subgroups = workgroup / subgroup;
-  uint32_t counters = subgroups * GS_RADIX;
+  uint32_t held = subgroups * GS_RADIX + (key_bytes == 4 ? workgroup * keys_per_thread : 0);
   uint32_t staged = workgroup * keys_per_thread * (item_bytes / 4);
-  uint32_t stage = counters > staged ? counters : staged;
+  uint32_t stage = held > staged ? held : staged;
   return 4 * (stage + 5 * GS_RADIX + subgroups + 2);
 }
 
@@ -29,18 +31,18 @@ static int choose_tile(gs_radix_sort *s, const gs_device_config *config) {
   const gs_device *dev = s->dev;
   const uint32_t sg = dev->subgroup_size, wg = config->sort_workgroup_size;
   const unsigned item = s->config.value_bytes > s->info->bytes ? s->config.value_bytes : s->info->bytes;
-  uint32_t kpt = config->sort_keys_per_thread;
+  uint32_t kpt = s->config.value_bytes > 0 ? config->sort_keys_per_thread_pairs : config->sort_keys_per_thread;
   if (s->info->bytes == 8 && s->config.value_bytes > 0) kpt = config->sort_keys_per_thread_wide_pairs;
   else if (item == 8) kpt = config->sort_keys_per_thread_wide; /* 64-bit keys or values */
   if (wg % sg != 0 || wg > dev->info.max_workgroup_size || wg < 64 || kpt == 0 || kpt > 64)
     return gs_fail(GPUSORT_ERROR_USAGE, "sort tile of %u invocations x %u keys does not suit this device", wg, kpt);
-  while (kpt > 1 && shared_bytes_for(wg, sg, kpt, item) > dev->info.max_shared_bytes) kpt--;
-  if (shared_bytes_for(wg, sg, kpt, item) > dev->info.max_shared_bytes)
+  while (kpt > 1 && shared_bytes_for(wg, sg, kpt, s->info->bytes, item) > dev->info.max_shared_bytes) kpt--;
+  if (shared_bytes_for(wg, sg, kpt, s->info->bytes, item) > dev->info.max_shared_bytes)
     return gs_fail(GPUSORT_ERROR_NO_DEVICE, "the sort's shared memory does not fit this device");
   s->workgroup_size = wg;
   s->keys_per_thread = kpt;
   s->tile_keys = wg * kpt;
-  s->shared_bytes = shared_bytes_for(wg, sg, kpt, item);
+  s->shared_bytes = shared_bytes_for(wg, sg, kpt, s->info->bytes, item);
   return GPUSORT_OK;
 }
 
