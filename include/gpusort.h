@@ -294,15 +294,16 @@ typedef struct gpusort_device_info {
   /* The configuration gpusort uses on this device, chosen from vendor, device and driver. */
   char preset[64];
   uint32_t sort_workgroup_size;
-  uint32_t sort_keys_per_invocation;      /* 32-bit keys alone (32-bit keys with 32-bit values:
+  uint32_t sort_keys_per_invocation;      /* 32-bit keys alone (with values:
                                              sort_keys_per_invocation_pairs) */
-  uint32_t sort_keys_per_invocation_wide; /* 64-bit keys alone, or 32-bit keys with 64-bit
-                                             values (64-bit keys with values:
+  uint32_t sort_keys_per_invocation_wide; /* 64-bit keys alone (with values:
                                              sort_keys_per_invocation_wide_pairs) */
   uint32_t scan_workgroup_size;
   uint32_t scan_rows;                     /* 16-byte vectors per invocation of a scan tile */
   uint32_t lookback_spin_limit;           /* polls of a look-back descriptor before recounting */
-  uint32_t sort_keys_per_invocation_pairs; /* 32-bit keys with 32-bit values (since 0.7.2) */
+  uint32_t sort_keys_per_invocation_pairs; /* 32-bit keys with values (since 0.7.2; before,
+                                              32-bit values took the keys' shape, 64-bit
+                                              ones the wide shape) */
   uint32_t reserved;                      /* zero */
 } gpusort_device_info;
 

@@ -37,7 +37,8 @@
 #define GS_SPEC_SEGMENTED 10     /* sort: a pass over one segment of a sort too large for one */
 #define GS_SPEC_REDUCE_THEN_SCAN 11 /* sort: tiles find their offsets in a scanned table, not by look-back */
 #define GS_SPEC_COMPACT_MODE 12  /* compact.comp: GS_COMPACT_SELECT ... */
-#define GS_SPEC_COUNT 13
+#define GS_SPEC_HOLD_KEYS 13     /* sort: keys wait in shared memory while they are ranked */
+#define GS_SPEC_COUNT 14
 
 /* Look-back descriptors of the sort hold a 2-bit status and a 30-bit count (lib/lookback.glsl). */
 #define GS_LOOKBACK_COUNT_MASK 0x3FFFFFFFu

@@ -31,6 +31,7 @@
 layout(constant_id = GS_SPEC_TILE_ROWS) const uint KEYS_PER_THREAD = 9;
 layout(constant_id = GS_SPEC_SEGMENTED) const bool SEGMENTED = false;
 layout(constant_id = GS_SPEC_REDUCE_THEN_SCAN) const bool REDUCE_THEN_SCAN = false;
+layout(constant_id = GS_SPEC_HOLD_KEYS) const bool HOLD_KEYS = true;
 
 #if VALUE_WORDS == 2
 #define value_t uint64_t
@@ -72,15 +73,11 @@ const uint KEY_WORDS = KEY_BITS / 32;
 const uint COUNTER_WORDS = NUM_SUBGROUPS * RADIX;
 const uint ITEM_WORDS = VALUE_WORDS > KEY_WORDS ? VALUE_WORDS : KEY_WORDS;
 const uint STAGED_KEY_WORDS = TILE_KEYS * ITEM_WORDS;
-#if KEY_BITS == 32
-const uint HELD_WORDS = COUNTER_WORDS + TILE_KEYS; // counters, then the held keys (below)
-#else
-const uint HELD_WORDS = COUNTER_WORDS;
-#endif
+const uint HELD_WORDS = COUNTER_WORDS + (HOLD_KEYS ? TILE_KEYS * KEY_WORDS : 0u); // counters, then held keys
 const uint STAGE_WORDS = HELD_WORDS > STAGED_KEY_WORDS ? HELD_WORDS : STAGED_KEY_WORDS;
 const uint DIGITS_PER_INVOCATION = (RADIX + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
 
-// Reused: first each subgroup's digit counters (and 32-bit keys held while ranked), then the
+// Reused: first each subgroup's digit counters (and the keys held while ranked), then the
 // tile's keys in sorted order, then its values.
 shared uint s_stage[STAGE_WORDS];
 shared uint s_digit_count[RADIX]; // keys of each digit in this tile
@@ -261,22 +258,26 @@ void main() {
       if (first + i * SUBGROUP_SIZE >= g_n) keys[i] = ORDERED_KEY_MAX;
   }
 
-  // 32-bit keys wait in shared memory (after the counters, each invocation's own slots) while
-  // they are ranked, and come back to registers to be staged: fewer registers live through the
-  // ranking. H200, 2^28 u32 keys, same run: at 9 keys per invocation 61 registers against 64
-  // (9.00 ms against 9.06); 11 keys then fit in 63 (8.50 ms), 12 take 68 (past the 64 that let
-  // two workgroups of 512 share an SM). Not on subgroups of 8 (lavapipe), where every shared
-  // access is a loop over the lanes: 2^22 u32 keys took 1.5 s so against 0.95.
-#if KEY_BITS == 32
-  const bool hold = SUBGROUP_SIZE != 8u;
+  // With HOLD_KEYS (the device's preset) the keys wait in shared memory, after the counters in
+  // each invocation's own slots, while they are ranked, and come back to registers to be
+  // staged: fewer registers live through the ranking, so a tile holds more keys. H100, 2^28
+  // keys, same run: u32 keys took 61 registers at 9 keys per invocation against 64 (9.06 ms
+  // against 9.08), and at 11 keys 63 (8.58 ms; 12 took 68 on an H200, past the 64 that let two
+  // workgroups of 512 share an SM). Another run: u64 keys 53 registers at 6 (27.04 ms against
+  // 29.43 at 5 in registers, 64). Not on lavapipe, where every shared access is a loop over the
+  // lanes: 2^22 u32 keys took 1.5 s so against 0.95.
   const uint held = COUNTER_WORDS + gl_SubgroupID * SUBGROUP_KEYS + lane;
-  if (hold) [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) s_stage[held + i * SUBGROUP_SIZE] = keys[i];
-#define HELD_KEY(i) s_stage[held + (i) * SUBGROUP_SIZE]
-#define RANKED_KEY(i) (hold ? HELD_KEY(i) : keys[i])
+  if (HOLD_KEYS) [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
+#if KEY_BITS == 64
+    s_stage[held + i * SUBGROUP_SIZE] = uint(keys[i]);
+    s_stage[held + TILE_KEYS + i * SUBGROUP_SIZE] = uint(keys[i] >> 32);
+#define HELD_KEY(i) (key_t(s_stage[held + (i) * SUBGROUP_SIZE]) | (key_t(s_stage[held + TILE_KEYS + (i) * SUBGROUP_SIZE]) << 32))
 #else
-#define HELD_KEY(i) keys[i]
-#define RANKED_KEY(i) keys[i]
+    s_stage[held + i * SUBGROUP_SIZE] = keys[i];
+#define HELD_KEY(i) s_stage[held + (i) * SUBGROUP_SIZE]
 #endif
+  }
+#define RANKED_KEY(i) (HOLD_KEYS ? HELD_KEY(i) : keys[i])
   // Rank within the subgroup: keys before this one with the same digit, counting earlier
   // rounds through the subgroup's counters and this round through the ballot.
   uint rank[KEYS_PER_THREAD];
@@ -287,7 +288,7 @@ void main() {
     // it back. The same ranks as below.
     const uint lanes_below = (1u << lane) - 1u;
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
-      const uint d = digit_of(keys[i]);
+      const uint d = digit_of(RANKED_KEY(i));
       const uint peers = (subgroupBroadcast(d, 0u) == d ? 1u : 0u) | (subgroupBroadcast(d, 1u) == d ? 2u : 0u) |
                          (subgroupBroadcast(d, 2u) == d ? 4u : 0u) | (subgroupBroadcast(d, 3u) == d ? 8u : 0u) |
                          (subgroupBroadcast(d, 4u) == d ? 16u : 0u) | (subgroupBroadcast(d, 5u) == d ? 32u : 0u) |
@@ -302,7 +303,7 @@ void main() {
     }
   } else
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
-    const uint d = digit_of(HELD_KEY(i));
+    const uint d = digit_of(RANKED_KEY(i));
     const uvec4 peers = subgroup_match_digit(d, pc.bits);
     const uint leader = subgroupBallotFindLSB(peers);
     const uint group_size = subgroupBallotBitCount(peers);
@@ -348,9 +349,7 @@ void main() {
     const uint d = digit_of(RANKED_KEY(i));
     rank[i] += s_digit_start[d] + s_stage[counters + d];
   }
-#if KEY_BITS == 32
-  if (hold) [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) keys[i] = HELD_KEY(i);
-#endif
+  if (HOLD_KEYS) [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) keys[i] = HELD_KEY(i);
   barrier(); // all counters read before the keys overwrite them
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) stage_key(rank[i], keys[i]);
 

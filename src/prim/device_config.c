@@ -7,20 +7,24 @@
 
 enum { ANY = 0 };
 
-/* Presets, first match wins. Tiles of 16 subgroups; sort tiles of 9 keys per invocation (5 for
- * 64-bit keys or values), 16 on lavapipe; on NVIDIA 11 for 32-bit keys alone, 10 for 32-bit
- * keys with 32-bit values and 4 for 64-bit keys with values. Two workgroups of 512 share an SM
- * at up to 64 registers. H100, 2^28 keys, same run, since 32-bit keys wait in shared memory while
- * ranked (radix_onesweep.comp): u32 keys 8.58 ms at 11 keys (63 registers), 8.69 at 10, 9.06 at 9;
- * u32/u32 pairs 13.92 ms at 10 (62), 14.37 at 9, 22.23 at 11 (67); u32/u64 pairs (2^26) 4.93 ms
- * at 5, 4.37 at 7 (55; unused: 5 is the 64-bit keys' column too). H100, 2^26 keys, same run:
- * u64/u64 pairs took 16.7 ms at 5 keys (65 registers: one workgroup of 512 per SM) and 12.1 at 4
- * (64), u64/u32 16.0 and 11.4. Before keys were held in shared memory, a 512 x 9 sort tile was
+/* Presets, first match wins. Tiles of 16 subgroups; sort tiles of 9 keys per invocation for
+ * 32-bit keys with or without values, 5 for 64-bit keys with or without, 16 on lavapipe; on
+ * NVIDIA 11 for 32-bit keys alone, 10 with values, 6 for 64-bit keys alone and 5 with values.
+ * hold_keys: the keys wait in shared memory while they are ranked (radix_onesweep.comp), which
+ * leaves registers for more keys; two workgroups of 512 share an SM at up to 64 registers.
+ * H100, 2^28 keys, same run (GPUSORT_SORT_KEYS_PER_THREAD, registers from
+ * GPUSORT_PIPELINE_STATS): held, u32 keys took 8.58 ms at 11 keys (63 registers), 8.69 at 10,
+ * 9.06 at 9, and in registers 9.08 at 9 (64); u32/u32 pairs 13.92 at 10 (62), 14.37 at 9, 22.23
+ * at 11 (67). Another run: u32/u64 pairs 15.40 ms at 10 (62) against 19.49 at 5; u64 keys held
+ * 27.04 ms at 6 (53) against 29.43 in registers at 5 (64; held at 5: 30.11); at 2^26 u64/u64
+ * pairs held 11.01 ms at 5 against 12.01 in registers at 4, u64/u32 10.38 against 11.32 (at 5
+ * in registers they took 65 registers and one workgroup per SM: 16.7 ms). Seven 64-bit keys
+ * held would pass the 48 KiB of shared memory. Before keys were held, a 512 x 9 sort tile was
  * as fast as any shape measured on an H100 (5 to 30 keys, 256 to 1024 invocations), where 15
  * keys took 99 registers and one workgroup per SM. The scan ran at 69% of the copy bandwidth
  * with 512 x 8 rows, 65% with 256 x 4 and 55% with 256 x 16. The AMD and Intel rows carry the
- * earlier shapes at 32 lanes, unmeasured; lavapipe
- * runs subgroups of 8 only. lavapipe (Mesa 22.3, two cores; `gpusort bench --sizes 2^22 --algo
+ * earlier shapes at 32 lanes, unmeasured. lavapipe runs subgroups of 8 only and keeps its keys
+ * in registers. lavapipe (Mesa 22.3, two cores; `gpusort bench --sizes 2^22 --algo
  * reduce-then-scan`, sort time over the copy's): 128 x 16 took 78 copies, 64 x 16 82, 128 x 20
  * 81, 128 x 12 90, 64 x 24 87, 128 x 9 107; every shared-memory access there is a loop over the
  * lanes, and a tile's per-digit work (counters of every subgroup, look-back, digit starts) is
@@ -35,6 +39,7 @@ typedef struct {
   uint64_t submit_keys;
   bool forward_progress, onesweep;
   uint64_t bitonic_max_keys;
+  bool hold_keys; /* sort keys wait in shared memory while ranked (radix_onesweep.comp) */
 } preset;
 
 /* submit_keys: lavapipe runs a sort pass at about 15 M keys/s on two cores (2^22 keys: a
@@ -55,15 +60,15 @@ typedef struct {
  * GPU time of u32 keys): bitonic 0.051 ms against Onesweep's 0.061 at 2^12, 0.075 against
  * 0.063 at 2^13. */
 static const preset presets[] = {
-    {"nvidia", 0x10DE, ANY, 32, 512, 11, 10, 5, 4, 512, 8, 256, 0, true, true, 1u << 12},
-    {"amd", 0x1002, ANY, 32, 512, 9, 9, 5, 5, 512, 8, 256, 0, true, true, 0},
-    {"intel", 0x8086, ANY, 32, 512, 9, 9, 5, 5, 512, 8, 256, 1u << 26, true, true, 0},
-    {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 16, 16, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14},
-    {"apple", 0x106B, ANY, 32, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, false, true, 0},
-    {"arm", 0x13B5, ANY, 16, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0},
-    {"qualcomm", 0x5143, ANY, 64, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0},
-    {"imagination", 0x1010, ANY, 32, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0},
-    {"generic", ANY, ANY, 32, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, true, true, 0}, /* 0: 16 subgroups of the size the device runs */
+    {"nvidia", 0x10DE, ANY, 32, 512, 11, 10, 6, 5, 512, 8, 256, 0, true, true, 1u << 12, true},
+    {"amd", 0x1002, ANY, 32, 512, 9, 9, 5, 5, 512, 8, 256, 0, true, true, 0, true},
+    {"intel", 0x8086, ANY, 32, 512, 9, 9, 5, 5, 512, 8, 256, 1u << 26, true, true, 0, true},
+    {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 16, 16, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14, false},
+    {"apple", 0x106B, ANY, 32, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, false, true, 0, true},
+    {"arm", 0x13B5, ANY, 16, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, true},
+    {"qualcomm", 0x5143, ANY, 64, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, true},
+    {"imagination", 0x1010, ANY, 32, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, true},
+    {"generic", ANY, ANY, 32, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, true, true, 0, true}, /* 0: 16 subgroups of the size the device runs */
 };
 
 static uint32_t clamp_subgroup(const gs_device_info *info, uint32_t want) {
@@ -104,6 +109,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->lookback_spin = k->lookback_spin ? k->lookback_spin : p->spin;
   c->submit_keys = k->submit_keys ? k->submit_keys : p->submit_keys;
   c->forward_progress = p->forward_progress;
+  c->sort_hold_keys = k->sort_hold_keys == GS_KNOB_UNSET ? p->hold_keys : k->sort_hold_keys != 0;
   c->auto_onesweep = p->forward_progress && p->onesweep;
   c->bitonic_max_keys = p->bitonic_max_keys;
   const bool tuned = k->subgroup_size || k->sort_workgroup || k->sort_keys_per_thread || k->scan_workgroup ||

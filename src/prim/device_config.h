@@ -16,9 +16,10 @@ typedef struct {
   uint32_t subgroup_size;           /* pinned for every pipeline */
   uint32_t sort_workgroup_size;     /* digit-binning tile: invocations ... */
   uint32_t sort_keys_per_thread;    /* ... x keys each, for 32-bit keys alone */
-  uint32_t sort_keys_per_thread_pairs; /* ... for 32-bit keys with 32-bit values */
-  uint32_t sort_keys_per_thread_wide; /* ... for 64-bit keys alone or 32-bit keys with 64-bit values */
+  uint32_t sort_keys_per_thread_pairs; /* ... for 32-bit keys with values (or record indices) */
+  uint32_t sort_keys_per_thread_wide; /* ... for 64-bit keys alone */
   uint32_t sort_keys_per_thread_wide_pairs; /* ... for 64-bit keys with values (or record indices) */
+  bool sort_hold_keys;              /* keys wait in shared memory while ranked: fewer registers */
   uint32_t scan_workgroup_size;
   uint32_t scan_rows;               /* 16-byte vectors per invocation of a scan tile */
   uint32_t lookback_spin;           /* polls of an empty descriptor before recounting */

@@ -14,12 +14,12 @@ enum {
   STATE_HISTOGRAM_BYTES = GS_RADIX_MAX_PASSES * GS_RADIX * 4,
 };
 
-/* item_bytes: the wider of key and value, staged one after the other in shared memory; 32-bit
- * keys are also held there beside the counters while they are ranked (radix_onesweep.comp). */
-static uint32_t shared_bytes_for(uint32_t workgroup, uint32_t subgroup, uint32_t keys_per_thread, unsigned key_bytes,
+/* item_bytes: the wider of key and value, staged one after the other in shared memory; held_bytes:
+ * the key bytes held there beside the counters while they are ranked (0: none held). */
+static uint32_t shared_bytes_for(uint32_t workgroup, uint32_t subgroup, uint32_t keys_per_thread, unsigned held_bytes,
                                  unsigned item_bytes) {
   uint32_t subgroups = workgroup / subgroup;
-  uint32_t held = subgroups * GS_RADIX + (key_bytes == 4 ? workgroup * keys_per_thread : 0);
+  uint32_t held = subgroups * GS_RADIX + workgroup * keys_per_thread * (held_bytes / 4);
   uint32_t staged = workgroup * keys_per_thread * (item_bytes / 4);
   uint32_t stage = held > staged ? held : staged;
   return 4 * (stage + 5 * GS_RADIX + subgroups + 2);
@@ -31,18 +31,19 @@ static int choose_tile(gs_radix_sort *s, const gs_device_config *config) {
   const gs_device *dev = s->dev;
   const uint32_t sg = dev->subgroup_size, wg = config->sort_workgroup_size;
   const unsigned item = s->config.value_bytes > s->info->bytes ? s->config.value_bytes : s->info->bytes;
-  uint32_t kpt = s->config.value_bytes > 0 ? config->sort_keys_per_thread_pairs : config->sort_keys_per_thread;
-  if (s->info->bytes == 8 && s->config.value_bytes > 0) kpt = config->sort_keys_per_thread_wide_pairs;
-  else if (item == 8) kpt = config->sort_keys_per_thread_wide; /* 64-bit keys or values */
+  const bool values = s->config.value_bytes > 0;
+  uint32_t kpt = s->info->bytes == 8 ? (values ? config->sort_keys_per_thread_wide_pairs : config->sort_keys_per_thread_wide)
+                                     : (values ? config->sort_keys_per_thread_pairs : config->sort_keys_per_thread);
+  const unsigned held = config->sort_hold_keys ? s->info->bytes : 0;
   if (wg % sg != 0 || wg > dev->info.max_workgroup_size || wg < 64 || kpt == 0 || kpt > 64)
     return gs_fail(GPUSORT_ERROR_USAGE, "sort tile of %u invocations x %u keys does not suit this device", wg, kpt);
-  while (kpt > 1 && shared_bytes_for(wg, sg, kpt, s->info->bytes, item) > dev->info.max_shared_bytes) kpt--;
-  if (shared_bytes_for(wg, sg, kpt, s->info->bytes, item) > dev->info.max_shared_bytes)
+  while (kpt > 1 && shared_bytes_for(wg, sg, kpt, held, item) > dev->info.max_shared_bytes) kpt--;
+  if (shared_bytes_for(wg, sg, kpt, held, item) > dev->info.max_shared_bytes)
     return gs_fail(GPUSORT_ERROR_NO_DEVICE, "the sort's shared memory does not fit this device");
   s->workgroup_size = wg;
   s->keys_per_thread = kpt;
   s->tile_keys = wg * kpt;
-  s->shared_bytes = shared_bytes_for(wg, sg, kpt, s->info->bytes, item);
+  s->shared_bytes = shared_bytes_for(wg, sg, kpt, held, item);
   return GPUSORT_OK;
 }
 
@@ -96,6 +97,7 @@ int gs_radix_sort_create(gs_device *dev, const gs_memops *memops, const gs_devic
   const uint32_t hist_spec[] = {s->histogram_workgroup_size, 0, kind, desc};
   uint32_t pass_spec[GS_SPEC_COUNT] = {s->workgroup_size, 0, kind, desc, s->keys_per_thread, spin};
   pass_spec[GS_SPEC_REDUCE_THEN_SCAN] = rts;
+  pass_spec[GS_SPEC_HOLD_KEYS] = config->sort_hold_keys;
   memcpy(s->kpt_spec, pass_spec, sizeof pass_spec);
   const uint32_t one_group[] = {64, 0};
   char pass_name[48];

@@ -12,6 +12,8 @@
 
 typedef enum { GS_GATHER_AUTO, GS_GATHER_HOST, GS_GATHER_GPU } gs_gather_choice;
 
+enum { GS_KNOB_UNSET = UINT32_MAX }; /* a knob left to the device's configuration */
+
 typedef struct {
   /* Tuning: override the device's configuration (src/prim/device_config.c). */
   uint32_t subgroup_size;        /* GPUSORT_SUBGROUP_SIZE */
@@ -20,6 +22,7 @@ typedef struct {
   uint32_t scan_workgroup;       /* GPUSORT_SCAN_WORKGROUP */
   uint32_t scan_rows;            /* GPUSORT_SCAN_ROWS */
   uint32_t lookback_spin;        /* GPUSORT_LOOKBACK_SPIN: 1 makes every look-back wait fall back */
+  uint32_t sort_hold_keys;       /* GPUSORT_SORT_HOLD_KEYS=0|1, else GS_KNOB_UNSET */
   uint64_t submit_keys;          /* GPUSORT_SUBMIT_KEYS: keys per submission of a sort pass (segments) */
   uint32_t threads;              /* GPUSORT_THREADS: host worker threads */
   uint64_t chunk_bytes;          /* GPUSORT_CHUNK_BYTES: staging slot size */
