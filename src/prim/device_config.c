@@ -10,8 +10,10 @@ enum { ANY = 0 };
 /* Presets, first match wins. Tiles of 16 subgroups; sort tiles of 9 keys per invocation for
  * 32-bit keys with or without values, 5 for 64-bit keys with or without, 16 on lavapipe; on
  * NVIDIA 11 for 32-bit keys alone, 10 with values, 6 for 64-bit keys alone and 5 with values.
- * hold_keys: the keys wait in shared memory while they are ranked (radix_onesweep.comp), which
- * leaves registers for more keys; two workgroups of 512 share an SM at up to 64 registers.
+ * hold_keys (NVIDIA only, the one measured): the keys wait in shared memory while they are
+ * ranked (radix_onesweep.comp), which leaves registers for more keys; two workgroups of 512
+ * share an SM at up to 64 registers. (Held, the tile needs up to 45 KiB of shared memory: a
+ * device with 32 KiB would get fewer keys per invocation.)
  * H100, 2^28 keys, same run (GPUSORT_SORT_KEYS_PER_THREAD, registers from
  * GPUSORT_PIPELINE_STATS): held, u32 keys took 8.58 ms at 11 keys (63 registers), 8.69 at 10,
  * 9.06 at 9, and in registers 9.08 at 9 (64); u32/u32 pairs 13.92 at 10 (62), 14.37 at 9, 22.23
@@ -23,7 +25,8 @@ enum { ANY = 0 };
  * as fast as any shape measured on an H100 (5 to 30 keys, 256 to 1024 invocations), where 15
  * keys took 99 registers and one workgroup per SM. The scan ran at 69% of the copy bandwidth
  * with 512 x 8 rows, 65% with 256 x 4 and 55% with 256 x 16. The AMD and Intel rows carry the
- * earlier shapes at 32 lanes, unmeasured. lavapipe runs subgroups of 8 only and keeps its keys
+ * earlier shapes at 32 lanes, unmeasured (but 32-bit keys with 64-bit values take the pairs'
+ * 9 keys, 5 before 0.7.2). lavapipe runs subgroups of 8 only and keeps its keys
  * in registers. lavapipe (Mesa 22.3, two cores; `gpusort bench --sizes 2^22 --algo
  * reduce-then-scan`, sort time over the copy's): 128 x 16 took 78 copies, 64 x 16 82, 128 x 20
  * 81, 128 x 12 90, 64 x 24 87, 128 x 9 107; every shared-memory access there is a loop over the
@@ -61,14 +64,14 @@ typedef struct {
  * 0.063 at 2^13. */
 static const preset presets[] = {
     {"nvidia", 0x10DE, ANY, 32, 512, 11, 10, 6, 5, 512, 8, 256, 0, true, true, 1u << 12, true},
-    {"amd", 0x1002, ANY, 32, 512, 9, 9, 5, 5, 512, 8, 256, 0, true, true, 0, true},
-    {"intel", 0x8086, ANY, 32, 512, 9, 9, 5, 5, 512, 8, 256, 1u << 26, true, true, 0, true},
+    {"amd", 0x1002, ANY, 32, 512, 9, 9, 5, 5, 512, 8, 256, 0, true, true, 0, false},
+    {"intel", 0x8086, ANY, 32, 512, 9, 9, 5, 5, 512, 8, 256, 1u << 26, true, true, 0, false},
     {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 16, 16, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14, false},
-    {"apple", 0x106B, ANY, 32, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, false, true, 0, true},
-    {"arm", 0x13B5, ANY, 16, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, true},
-    {"qualcomm", 0x5143, ANY, 64, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, true},
-    {"imagination", 0x1010, ANY, 32, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, true},
-    {"generic", ANY, ANY, 32, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, true, true, 0, true}, /* 0: 16 subgroups of the size the device runs */
+    {"apple", 0x106B, ANY, 32, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, false, true, 0, false},
+    {"arm", 0x13B5, ANY, 16, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false},
+    {"qualcomm", 0x5143, ANY, 64, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false},
+    {"imagination", 0x1010, ANY, 32, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false},
+    {"generic", ANY, ANY, 32, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, true, true, 0, false}, /* 0: 16 subgroups of the size the device runs */
 };
 
 static uint32_t clamp_subgroup(const gs_device_info *info, uint32_t want) {
@@ -113,7 +116,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->auto_onesweep = p->forward_progress && p->onesweep;
   c->bitonic_max_keys = p->bitonic_max_keys;
   const bool tuned = k->subgroup_size || k->sort_workgroup || k->sort_keys_per_thread || k->scan_workgroup ||
-                     k->scan_rows || k->lookback_spin || k->submit_keys;
+                     k->scan_rows || k->lookback_spin || k->submit_keys || k->sort_hold_keys != GS_KNOB_UNSET;
   snprintf(c->preset, sizeof c->preset, "%s%s", p->name, tuned ? " (tuned by GPUSORT_*)" : "");
 }
 

@@ -37,7 +37,8 @@ static void read_knobs(void) {
   knobs.scan_workgroup = number32("GPUSORT_SCAN_WORKGROUP");
   knobs.scan_rows = number32("GPUSORT_SCAN_ROWS");
   knobs.lookback_spin = number32("GPUSORT_LOOKBACK_SPIN");
-  knobs.sort_hold_keys = equals("GPUSORT_SORT_HOLD_KEYS", "0") ? 0 : equals("GPUSORT_SORT_HOLD_KEYS", "1") ? 1 : GS_KNOB_UNSET;
+  const char *hold = getenv("GPUSORT_SORT_HOLD_KEYS");
+  knobs.sort_hold_keys = hold && *hold ? flag("GPUSORT_SORT_HOLD_KEYS") : GS_KNOB_UNSET; /* any but 0: held */
   knobs.submit_keys = number("GPUSORT_SUBMIT_KEYS");
   knobs.threads = number32("GPUSORT_THREADS");
   knobs.chunk_bytes = number("GPUSORT_CHUNK_BYTES");

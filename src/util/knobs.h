@@ -12,7 +12,7 @@
 
 typedef enum { GS_GATHER_AUTO, GS_GATHER_HOST, GS_GATHER_GPU } gs_gather_choice;
 
-enum { GS_KNOB_UNSET = UINT32_MAX }; /* a knob left to the device's configuration */
+#define GS_KNOB_UNSET UINT32_MAX /* a knob left to the device's configuration */
 
 typedef struct {
   /* Tuning: override the device's configuration (src/prim/device_config.c). */
