@@ -428,16 +428,18 @@ static int generated_layout(const gs_layout *l, const char *call) {
   return GPUSORT_OK;
 }
 
+/* A distribution by its name (NULL: uniform), or the usage error that lists the names. */
+static int distribution_in(const char *name, gs_dist *dist) {
+  if (gs_dist_parse(name ? name : "uniform", dist) == 0) return GPUSORT_OK;
+  return gs_fail(GPUSORT_ERROR_USAGE, "unknown distribution '%s' (distributions: %s)", name, gs_dist_names());
+}
+
 static int generate_options(const gpusort_generate_options *user, uint32_t allowed, const char *call,
                             gpusort_generate_options *o, gs_dist *dist) {
   int rc = need(user, call, "options");
   if (!rc) rc = gs_api_copy_in(o, sizeof *o, user, sizeof *o, "gpusort_generate_options");
   if (!rc) rc = gs_api_check_flags(o->flags, allowed, call);
-  if (rc) return rc;
-  if (gs_dist_parse(o->distribution ? o->distribution : "uniform", dist) != 0)
-    return gs_fail(GPUSORT_ERROR_USAGE, "unknown distribution '%s' (distributions: %s)", o->distribution,
-                   gs_dist_names());
-  return GPUSORT_OK;
+  return rc ? rc : distribution_in(o->distribution, dist);
 }
 
 int gpusort_generate(const gpusort_layout *layout, const gpusort_generate_options *options, uint64_t first,
@@ -503,9 +505,7 @@ int gpusort_bench_sort(gpusort_context *ctx, const gpusort_layout *layout, uint6
   if ((unsigned)algo > GPUSORT_SORT_BITONIC)
     return gs_fail(GPUSORT_ERROR_USAGE, "%s: unknown sort algorithm %d", call, (int)algo);
   gs_dist dist;
-  if (gs_dist_parse(distribution ? distribution : "uniform", &dist) != 0)
-    return gs_fail(GPUSORT_ERROR_USAGE, "%s: unknown distribution '%s' (distributions: %s)", call, distribution,
-                   gs_dist_names());
+  if ((rc = distribution_in(distribution, &dist))) return rc;
   full.distribution = distribution;
   rc = gs_bench_sort(&ctx->job, &l, count, reps, (gs_sort_algo)algo, dist, &full);
   if (rc == GPUSORT_OK || rc == GPUSORT_ERROR_VERIFY) gs_api_copy_out(result, &full, sizeof full, "gpusort_bench_result");

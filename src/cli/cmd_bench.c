@@ -85,7 +85,8 @@ static int parse_bench_args(int argc, char **argv, bench_args *o, bool *done) {
   if (o->scans && o->compact) return cli_fail(GPUSORT_ERROR_USAGE, "--scan-algos and --compact are two benchmarks: "
                                                                     "give one");
   if ((o->scans || o->compact) && o->dist)
-    return cli_fail(GPUSORT_ERROR_USAGE, "%s times its own inputs: it takes no --dist", o->scans ? "--scan-algos" : "--compact");
+    return cli_fail(GPUSORT_ERROR_USAGE, "%s times its own inputs: it takes no --dist",
+                    o->scans ? "--scan-algos" : "--compact");
   if ((o->scans || o->compact) && (keys_given || o->layout.value))
     return cli_fail(GPUSORT_ERROR_USAGE, "%s times u32 keys: it takes no --keys or --values",
                     o->scans ? "--scan-algos" : "--compact");
@@ -142,9 +143,10 @@ static int bench_sorts(const bench_args *o, gpusort_context *ctx) {
         printf("%s keys with %s values (each its index), ", gpusort_type_name(L->key), gpusort_type_name(L->value));
       else
         printf("%s keys, ", gpusort_type_name(L->key));
-      printf("%s%s (seed 1); %s%s; tile %u x %u; median of %llu runs; GPU timestamps\n", o->dist ? "distribution " : "",
-             o->dist ? o->dist : "uniform random", cli_sort_algo_name(r.algo), o->algo == GPUSORT_SORT_AUTO ? " (auto, at the first size)" : "",
-             r.tile_invocations, r.tile_keys_per_invocation, (unsigned long long)o->reps);
+      printf("%s%s (seed 1); %s%s; tile %u x %u; median of %llu runs; GPU timestamps\n",
+             o->dist ? "distribution " : "", o->dist ? o->dist : "uniform random", cli_sort_algo_name(r.algo),
+             o->algo == GPUSORT_SORT_AUTO ? " (auto, at the first size)" : "", r.tile_invocations,
+             r.tile_keys_per_invocation, (unsigned long long)o->reps);
       printf("copy = the keys' bytes copied buffer to buffer by a compute kernel; GB/s counts bytes read + written\n");
       printf("%12s %10s %10s %10s %11s %10s %8s\n", "n", "sort ms", "Gkeys/s", "copy ms", "copy GB/s", "sort/copy",
              "checked");

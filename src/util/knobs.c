@@ -37,8 +37,8 @@ static void read_knobs(void) {
   knobs.scan_workgroup = number32("GPUSORT_SCAN_WORKGROUP");
   knobs.scan_rows = number32("GPUSORT_SCAN_ROWS");
   knobs.lookback_spin = number32("GPUSORT_LOOKBACK_SPIN");
-  const char *hold = getenv("GPUSORT_SORT_HOLD_KEYS");
-  knobs.sort_hold_keys = hold && *hold ? flag("GPUSORT_SORT_HOLD_KEYS") : GS_KNOB_UNSET; /* any but 0: held */
+  const char *hold = getenv("GPUSORT_SORT_HOLD_KEYS"); /* any value but 0: held */
+  knobs.sort_hold_keys = hold && *hold ? strcmp(hold, "0") != 0 : GS_KNOB_UNSET;
   knobs.submit_keys = number("GPUSORT_SUBMIT_KEYS");
   knobs.threads = number32("GPUSORT_THREADS");
   knobs.chunk_bytes = number("GPUSORT_CHUNK_BYTES");
