@@ -16,6 +16,15 @@ enum { VALUE_DESCRIPTOR_BYTES = 5 * 4 };
 
 static bool reduces(const gs_compact_config *c) { return c->mode == GS_COMPACT_REDUCE_BY_KEY; }
 
+/* Shared memory of a tile: select and partition stage its records in output order
+ * (compact.comp's s_staged), and every mode keeps a few words per subgroup and the walk's
+ * (a generous bound for those). */
+static uint32_t shared_bytes_for(const gs_compact_config *c, uint32_t workgroup, uint32_t subgroup, uint32_t items,
+                                 unsigned key_bytes) {
+  const bool staged = c->mode == GS_COMPACT_SELECT || c->mode == GS_COMPACT_PARTITION;
+  return (staged ? workgroup * items * key_bytes : 0) + workgroup / subgroup * 32 + 256;
+}
+
 static gs_scan_config value_scan(const gs_compact_config *c) {
   return (gs_scan_config){.input = c->value, .acc = c->acc, .op = c->op};
 }
@@ -63,10 +72,15 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    * most 5% faster (in a build that chose them at run time), and rle and reduce-by-key slower
    * (more registers). */
   c->workgroup_size = device_config->scan_workgroup_size < 256 ? device_config->scan_workgroup_size : 256;
-  const uint32_t rows = device_config->scan_rows < 4 ? device_config->scan_rows : 4;
-  c->items = rows * (key_bytes == 8 ? 2 : 4);
+  uint32_t rows = device_config->scan_rows < 4 ? device_config->scan_rows : 4;
+  const uint32_t vec = key_bytes == 8 ? 2 : 4; /* keys of one 16-byte load */
+  while (rows > 1 &&
+         shared_bytes_for(config, c->workgroup_size, dev->subgroup_size, rows * vec, key_bytes) > dev->info.max_shared_bytes)
+    rows--; /* (a device with the 16 KiB Vulkan promises) */
+  c->items = rows * vec;
   if (c->workgroup_size % dev->subgroup_size || c->workgroup_size > dev->info.max_workgroup_size ||
-      c->workgroup_size < 64 || c->items == 0)
+      c->workgroup_size < 64 || c->items == 0 ||
+      shared_bytes_for(config, c->workgroup_size, dev->subgroup_size, c->items, key_bytes) > dev->info.max_shared_bytes)
     return gs_fail(GPUSORT_ERROR_USAGE, "compaction tile of %u invocations x %u keys does not suit this device",
                    c->workgroup_size, c->items);
   c->tile = c->workgroup_size * c->items;

@@ -46,6 +46,7 @@ static void read_knobs(void) {
   knobs.no_pipeline_cache = equals("GPUSORT_PIPELINE_CACHE", "0");
   knobs.no_host_import = equals("GPUSORT_HOST_IMPORT", "0");
   knobs.max_buffer_bytes = number("GPUSORT_MAX_BINDING_BYTES");
+  knobs.max_shared_bytes = number32("GPUSORT_MAX_SHARED_BYTES");
   knobs.max_workgroups = number32("GPUSORT_MAX_WORKGROUPS");
   knobs.scan_split = flag("GPUSORT_SCAN_SPLIT");
   knobs.record_gather = equals("GPUSORT_RECORD_GATHER", "host")  ? GS_GATHER_HOST

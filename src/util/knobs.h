@@ -31,6 +31,7 @@ typedef struct {
   bool no_host_import;           /* GPUSORT_HOST_IMPORT=0: every transfer through staging buffers */
   /* Tests: limits and paths reached on small inputs. */
   uint64_t max_buffer_bytes;     /* GPUSORT_MAX_BINDING_BYTES: largest data array of one buffer */
+  uint32_t max_shared_bytes;     /* GPUSORT_MAX_SHARED_BYTES: shared memory of one workgroup */
   uint32_t max_workgroups;       /* GPUSORT_MAX_WORKGROUPS: dispatch limit in x (folded dispatches) */
   bool scan_split;               /* GPUSORT_SCAN_SPLIT: split scan descriptors on every device */
   gs_gather_choice record_gather; /* GPUSORT_RECORD_GATHER=host|gpu */

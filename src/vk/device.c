@@ -196,6 +196,8 @@ void gs_device_probe(VkPhysicalDevice pd, uint32_t index, gs_device_info *info) 
   info->max_groups[0] = lim->maxComputeWorkGroupCount[0];
   info->max_groups[1] = lim->maxComputeWorkGroupCount[1];
   info->max_shared_bytes = lim->maxComputeSharedMemorySize;
+  const uint32_t shared_knob = gs_knobs_get()->max_shared_bytes; /* tests reach smaller tiles */
+  if (shared_knob && shared_knob < info->max_shared_bytes) info->max_shared_bytes = shared_knob;
   info->max_workgroup_size = lim->maxComputeWorkGroupInvocations;
   info->max_push_bytes = lim->maxPushConstantsSize;
 
