@@ -5,8 +5,8 @@
 //
 // A tile is WORKGROUP_SIZE x ITEMS keys; each subgroup holds a segment of SUBGROUP_SIZE x
 // ITEMS consecutive keys in ROWS rows, and in each row lane l holds the VEC consecutive keys
-// that one 16-byte load brings (as the scan's tiles do). So every load and store of a row is
-// one contiguous stretch of the subgroup's lanes: kept keys of a row land side by side in the
+// that one 16-byte load brings (as the scan's tiles do). So every load of a row is one
+// contiguous stretch of the subgroup's lanes, and kept keys of a row land side by side in the
 // output, where an invocation holding ITEMS consecutive keys wrote 32 scattered places at
 // once. Per tile:
 //   1. flag each key (predicate, or "first of a run of equal keys"), rank the flags of each
@@ -19,7 +19,9 @@
 //      inclusive at once (a segmented scan); compiled with COUNT_RUNS as well (run-length
 //      encoding), a run's length inside the tile comes from its head's position, with no
 //      segmented scan of the values (fewer registers: 64 against 80 on an H100);
-//   4. write every kept key (and index, and value) to its place.
+//   4. write every kept key (and index, and value) to its place: select and partition from a
+//      copy of the tile in output order that waits in shared memory during steps 2 and 3
+//      (contiguous stores), the others straight from registers.
 #if KEY_BITS == 64 || (defined(REDUCE_BY_KEY) && (IN_BITS == 64 || ACC_REP == 2 || ACC_REP == 4))
 #define NEEDS_INT64
 #endif
@@ -145,7 +147,7 @@ uint satisfied_flags(key_t keys[ITEMS]) {
   key_t ordered[ITEMS];
   [[unroll]] for (uint j = 0u; j < ITEMS; j++) ordered[j] = comparable(keys[j]);
   uint flags = 0u;
-  if (pc.program_length == 1u) {
+  if (pc.program_length == 1u && Program(pc.program).ops[0].code <= GS_PRED_MASK_NE) {
     const gs_predicate_op op = Program(pc.program).ops[0];
     const key_t a = constant_of(op.a_lo, op.a_hi), b = constant_of(op.b_lo, op.b_hi);
     switch (op.code) {
@@ -558,7 +560,7 @@ void main() {
 
 #ifndef REDUCE_BY_KEY
   // The tile's first round of records to shared memory before the look-back's wait.
-  if (STAGED_STORES)
+  if (STAGED_STORES && (pc.flags & (GS_COMPACT_KEYS | GS_COMPACT_INDICES)) != 0u)
     stage_records((pc.flags & GS_COMPACT_KEYS) != 0u, keys, flags, segment_first, tile, kept_before_segment,
                   kept_before_row);
 #endif

@@ -436,9 +436,11 @@ static void check_reduce(tester *t, gs_key_type key, gs_key_type value, gs_key_t
       free(got_indices);
 }
 
-static uint64_t tile_of(tester *t, gs_key_type key) {
+/* The keys of one tile of `mode` (select's and partition's tiles can differ from the others':
+ * they are staged in shared memory, and partition's take more invocations). */
+static uint64_t tile_of(tester *t, uint32_t mode, gs_key_type key) {
   gs_compact c;
-  const gs_compact_config config = {.mode = GS_COMPACT_UNIQUE, .key = key};
+  const gs_compact_config config = {.mode = mode, .key = key};
   if (gs_compact_create(t->dev, &t->ctx.memops, &t->ctx.config, &config, &c)) return 1024;
   const uint64_t tile = c.tile;
   gs_compact_destroy(&c);
@@ -447,11 +449,21 @@ static uint64_t tile_of(tester *t, gs_key_type key) {
 
 static void run_type(tester *t, gs_key_type type) {
   const gs_key_info *info = gs_key_info_of(type);
-  const uint64_t sg = t->dev->subgroup_size, tile = tile_of(t, type);
-  const uint64_t all_sizes[] = {0, 1, 7, sg - 1, sg + 1, tile - 1, tile, tile + 1, 3 * tile + 5, 40 * tile + 3};
-  const uint64_t small_sizes[] = {0, 1, tile + 1, 5 * tile + 3};
-  const uint64_t *sizes = t->small ? small_sizes : all_sizes;
-  const size_t count = t->small ? 4 : sizeof all_sizes / sizeof all_sizes[0];
+  const uint64_t sg = t->dev->subgroup_size, tile = tile_of(t, GS_COMPACT_UNIQUE, type);
+  uint64_t sizes[24] = {0, 1};
+  size_t count = 2;
+  if (!t->small) sizes[count++] = 7, sizes[count++] = sg - 1, sizes[count++] = sg + 1, sizes[count++] = 40 * tile + 3;
+  /* each tile's edges: the family's, then select's and partition's where they differ */
+  const uint64_t tiles[] = {tile, tile_of(t, GS_COMPACT_SELECT, type), tile_of(t, GS_COMPACT_PARTITION, type)};
+  for (size_t k = 0; k < 3; k++) {
+    if (k > 0 && (tiles[k] == tile || tiles[k] == tiles[k - 1])) continue;
+    if (t->small) {
+      sizes[count++] = tiles[k] + 1, sizes[count++] = 5 * tiles[k] + 3;
+    } else {
+      sizes[count++] = tiles[k] - 1, sizes[count++] = tiles[k], sizes[count++] = tiles[k] + 1;
+      sizes[count++] = 3 * tiles[k] + 5;
+    }
+  }
   const uint64_t top = info->bytes == 8 ? UINT64_MAX : UINT32_MAX;
   /* thresholds on uniform keys: 100 %, 50 %, about 1 %, 0 % of them */
   predicate preds[8];
