@@ -147,7 +147,7 @@ uint satisfied_flags(key_t keys[ITEMS]) {
   key_t ordered[ITEMS];
   [[unroll]] for (uint j = 0u; j < ITEMS; j++) ordered[j] = comparable(keys[j]);
   uint flags = 0u;
-  if (pc.program_length == 1u && Program(pc.program).ops[0].code <= GS_PRED_MASK_NE) {
+  if (pc.program_length == 1u) { // (a comparison: the parser emits no lone logical op)
     const gs_predicate_op op = Program(pc.program).ops[0];
     const key_t a = constant_of(op.a_lo, op.a_hi), b = constant_of(op.b_lo, op.b_hi);
     switch (op.code) {
@@ -560,7 +560,7 @@ void main() {
 
 #ifndef REDUCE_BY_KEY
   // The tile's first round of records to shared memory before the look-back's wait.
-  if (STAGED_STORES && (pc.flags & (GS_COMPACT_KEYS | GS_COMPACT_INDICES)) != 0u)
+  if (STAGED_STORES)
     stage_records((pc.flags & GS_COMPACT_KEYS) != 0u, keys, flags, segment_first, tile, kept_before_segment,
                   kept_before_row);
 #endif
