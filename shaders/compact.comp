@@ -337,9 +337,9 @@ key_t shuffle_key(key_t k, uint lane) {
 // output order (kept ones at their rank in the tile, then for partition the rejected ones, in
 // input order) before the look-back, and the workgroup writes them out in contiguous
 // stretches. H100, 2^28 u32 keys, same run: select 1.42 ms against 1.49, partition 1.98
-// against 2.24. Unique keeps its direct stores: with few keys kept it has little to gain, and
+// against 2.24 (and 1.63 in partition's wider tiles, src/prim/compact.c). Unique keeps its direct stores: with few keys kept it has little to gain, and
 // staging took it from 40 registers to 69 and from 0.96 ms to 1.24.
-const bool STAGED_STORES = MODE != GS_COMPACT_UNIQUE;
+const bool STAGED_STORES = GS_COMPACT_STAGES(MODE);
 const uint KEY_WORDS = KEY_BITS / 32u;
 shared uint s_staged[STAGED_STORES ? TILE * KEY_WORDS : 1u]; // word w of record s at w * TILE + s
 

@@ -180,6 +180,9 @@ GS_BLOCK_END(gs_scan_push)
 #define GS_COMPACT_PARTITION 1u
 #define GS_COMPACT_UNIQUE 2u
 #define GS_COMPACT_REDUCE_BY_KEY 3u
+/* Modes whose tiles wait in shared memory in output order during the look-back (written out
+ * contiguously after it): TILE x key words of it, which the host's tile choice must fit. */
+#define GS_COMPACT_STAGES(mode) ((mode) == GS_COMPACT_SELECT || (mode) == GS_COMPACT_PARTITION)
 #define GS_COMPACT_KEYS 1u
 #define GS_COMPACT_INDICES 8u   /* (bit 2 is GS_SCAN_CARRY_IN, which lib/scan_lookback.glsl reads) */
 #define GS_COMPACT_PREVIOUS 16u

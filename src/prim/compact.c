@@ -21,8 +21,7 @@ static bool reduces(const gs_compact_config *c) { return c->mode == GS_COMPACT_R
  * (a generous bound for those). */
 static uint32_t shared_bytes_for(const gs_compact_config *c, uint32_t workgroup, uint32_t subgroup, uint32_t items,
                                  unsigned key_bytes) {
-  const bool staged = c->mode == GS_COMPACT_SELECT || c->mode == GS_COMPACT_PARTITION;
-  return (staged ? workgroup * items * key_bytes : 0) + workgroup / subgroup * 32 + 256;
+  return (GS_COMPACT_STAGES(c->mode) ? workgroup * items * key_bytes : 0) + workgroup / subgroup * 32 + 256;
 }
 
 static gs_scan_config value_scan(const gs_compact_config *c) {
