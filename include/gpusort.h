@@ -36,9 +36,9 @@ extern "C" {
 
 #define GPUSORT_VERSION_MAJOR 0
 #define GPUSORT_VERSION_MINOR 7
-#define GPUSORT_VERSION_PATCH 2
+#define GPUSORT_VERSION_PATCH 3
 #define GPUSORT_VERSION_NUMBER (GPUSORT_VERSION_MAJOR * 10000 + GPUSORT_VERSION_MINOR * 100 + GPUSORT_VERSION_PATCH)
-#define GPUSORT_VERSION_STRING "0.7.2"
+#define GPUSORT_VERSION_STRING "0.7.3"
 
 /* Initializer of a struct whose fields all default to zero but struct_size (in C++, a value
  * built by a function, so that -Wmissing-field-initializers has nothing to say). */
@@ -293,7 +293,8 @@ typedef struct gpusort_device_info {
   char unusable_reason[256];
   /* The configuration gpusort uses on this device, chosen from vendor, device and driver. */
   char preset[64];
-  uint32_t sort_workgroup_size;
+  uint32_t sort_workgroup_size;           /* sort tiles of 32-bit keys: invocations (64-bit keys:
+                                             sort_workgroup_size_wide) */
   uint32_t sort_keys_per_invocation;      /* 32-bit keys alone (with values:
                                              sort_keys_per_invocation_pairs) */
   uint32_t sort_keys_per_invocation_wide; /* 64-bit keys alone (with values:
@@ -304,7 +305,9 @@ typedef struct gpusort_device_info {
   uint32_t sort_keys_per_invocation_pairs; /* 32-bit keys with values (since 0.7.2; before,
                                               32-bit values took the keys' shape, 64-bit
                                               ones the wide shape) */
-  uint32_t reserved;                      /* zero */
+  uint32_t sort_workgroup_size_wide;      /* sort tiles of 64-bit keys, with or without values:
+                                             invocations (since 0.7.3, in place of a reserved
+                                             field; before, sort_workgroup_size for every key) */
 } gpusort_device_info;
 
 #define GPUSORT_DEVICE_INFO_INIT GPUSORT_OUTPUT_INIT_(gpusort_device_info)

@@ -109,7 +109,12 @@ static void devices_and_contexts(gpusort_context **ctx) {
   int defaults = 0;
   for (uint32_t i = 0; i < count; i++) defaults += infos[i].is_default && infos[i].usable;
   expect(count >= 1 && defaults == 1, "one usable default device");
-  expect(infos[0].preset[0] && infos[0].sort_workgroup_size && infos[0].subgroup_size, "the configuration is given");
+  expect(infos[0].preset[0] && infos[0].sort_workgroup_size && infos[0].sort_workgroup_size_wide &&
+             infos[0].subgroup_size,
+         "the configuration is given");
+  expect(infos[0].sort_workgroup_size % infos[0].subgroup_size == 0 &&
+             infos[0].sort_workgroup_size_wide % infos[0].subgroup_size == 0,
+         "sort tiles are whole subgroups");
   expect(infos[0].sort_keys_per_invocation && infos[0].sort_keys_per_invocation_pairs &&
              infos[0].sort_keys_per_invocation_wide &&
              infos[0].sort_keys_per_invocation_wide_pairs &&

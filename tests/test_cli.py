@@ -769,6 +769,27 @@ class Limits(CliTest):
             self.assertEqual(u32_list(self.read("o")), sorted(vals))
         self.assert_no_temp_files()
 
+    def test_tile_shapes_within_the_device(self):
+        """A tuning knob asking for a workgroup the device cannot run is refused with one line
+        (exit 2) and no output; the look-back family keeps its tiles within the device's
+        subgroups per workgroup (lavapipe: 32 of 8 lanes) whatever the scan's knob says."""
+        if b"llvmpipe" not in run(["devices"]).stdout:
+            self.skipTest("the limits below are lavapipe's")
+        vals = random_u32(3000, 5)
+        inp = self.write("k.bin", u32(vals))
+        for workgroup, text in [("512", "does not suit this device"), ("96", "power of two subgroups")]:
+            p = run(["--keys", "u32", inp, self.path("o")], env={"GPUSORT_SORT_WORKGROUP": workgroup})
+            self.assert_error(p, 2, text)
+            self.assertFalse(os.path.exists(self.path("o")))
+        keys = [v % 50 for v in vals]  # sort --rle: the run counts of the look-back family's kernel
+        p = run(["sort", "--rle", "-f", "--keys", "u32", self.write("r.bin", u32(keys)), self.path("o")],
+                env={"GPUSORT_SCAN_WORKGROUP": "512"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = u32_list(self.read("o"))
+        want = [x for v in sorted(set(keys)) for x in (v, keys.count(v))]
+        self.assertEqual(got, want)
+        self.assert_no_temp_files()
+
     def test_pipeline_cache(self):
         """Pipelines are kept on disk for the next run; a corrupt file is ignored and replaced, an
         unwritable place is no error, and GPUSORT_PIPELINE_CACHE=0 keeps none."""

@@ -436,11 +436,11 @@ static void check_reduce(tester *t, gs_key_type key, gs_key_type value, gs_key_t
       free(got_indices);
 }
 
-/* The keys of one tile of `mode` (select's and partition's tiles can differ from the others':
- * they are staged in shared memory, and partition's take more invocations). */
-static uint64_t tile_of(tester *t, uint32_t mode, gs_key_type key) {
+/* The keys of one tile of a compaction (the members' tiles can differ: select's and
+ * partition's are staged in shared memory, and partition and rle take more invocations on
+ * some devices). */
+static uint64_t tile_of(tester *t, gs_compact_config config) {
   gs_compact c;
-  const gs_compact_config config = {.mode = mode, .key = key};
   if (gs_compact_create(t->dev, &t->ctx.memops, &t->ctx.config, &config, &c)) return 1024;
   const uint64_t tile = c.tile;
   gs_compact_destroy(&c);
@@ -449,14 +449,20 @@ static uint64_t tile_of(tester *t, uint32_t mode, gs_key_type key) {
 
 static void run_type(tester *t, gs_key_type type) {
   const gs_key_info *info = gs_key_info_of(type);
-  const uint64_t sg = t->dev->subgroup_size, tile = tile_of(t, GS_COMPACT_UNIQUE, type);
+  const uint64_t sg = t->dev->subgroup_size, tile = tile_of(t, (gs_compact_config){.mode = GS_COMPACT_UNIQUE, .key = type});
   uint64_t sizes[24] = {0, 1};
   size_t count = 2;
   if (!t->small) sizes[count++] = 7, sizes[count++] = sg - 1, sizes[count++] = sg + 1, sizes[count++] = 40 * tile + 3;
-  /* each tile's edges: the family's, then select's and partition's where they differ */
-  const uint64_t tiles[] = {tile, tile_of(t, GS_COMPACT_SELECT, type), tile_of(t, GS_COMPACT_PARTITION, type)};
-  for (size_t k = 0; k < 3; k++) {
-    if (k > 0 && (tiles[k] == tile || tiles[k] == tiles[k - 1])) continue;
+  /* each tile's edges: the family's, then select's, partition's and rle's where they differ */
+  const uint64_t tiles[] = {tile, tile_of(t, (gs_compact_config){.mode = GS_COMPACT_SELECT, .key = type}),
+                            tile_of(t, (gs_compact_config){.mode = GS_COMPACT_PARTITION, .key = type}),
+                            tile_of(t, (gs_compact_config){.mode = GS_COMPACT_REDUCE_BY_KEY, .key = type,
+                                                           .value = GS_KEY_U32, .acc = GS_KEY_U32,
+                                                           .op = GS_SCAN_SUM, .count_runs = true})};
+  for (size_t k = 0; k < sizeof tiles / sizeof tiles[0]; k++) {
+    bool seen = false;
+    for (size_t j = 0; j < k; j++) seen = seen || tiles[j] == tiles[k];
+    if (seen) continue;
     if (t->small) {
       sizes[count++] = tiles[k] + 1, sizes[count++] = 5 * tiles[k] + 3;
     } else {

@@ -99,7 +99,7 @@ class DeviceInfo(ctypes.Structure):
         ("scan_rows", ctypes.c_uint32),
         ("lookback_spin_limit", ctypes.c_uint32),
         ("sort_keys_per_invocation_pairs", ctypes.c_uint32),
-        ("reserved", ctypes.c_uint32),
+        ("sort_workgroup_size_wide", ctypes.c_uint32),
     ]
 
 

@@ -195,6 +195,7 @@ static void describe(const gs_device_info *d, bool is_default, gpusort_device_in
   out->scan_rows = config.scan_rows;
   out->lookback_spin_limit = config.lookback_spin;
   out->sort_keys_per_invocation_wide_pairs = config.sort_keys_per_thread_wide_pairs;
+  out->sort_workgroup_size_wide = config.sort_workgroup_size_wide;
 }
 
 int gpusort_list_devices(gpusort_device_info *infos, uint32_t capacity, uint32_t *count) {

@@ -9,11 +9,20 @@ enum { ANY = 0 };
 
 /* Presets, first match wins. Tiles of 16 subgroups; sort tiles of 9 keys per invocation for
  * 32-bit keys with or without values, 5 for 64-bit keys with or without, 16 on lavapipe; on
- * NVIDIA 11 for 32-bit keys alone, 10 with values, 6 for 64-bit keys alone and 5 with values.
+ * NVIDIA 11 for 32-bit keys alone, 10 with values, and for 64-bit keys tiles of 384
+ * invocations (sort_workgroup_wide) x 10 keys, with or without values.
  * hold_keys (NVIDIA only, the one measured): the keys wait in shared memory while they are
  * ranked (radix_onesweep.comp), which leaves registers for more keys; two workgroups of 512
- * share an SM at up to 64 registers. (Held, the tile needs up to 45 KiB of shared memory: a
- * device with 32 KiB would get fewer keys per invocation.)
+ * share an SM at up to 64 registers, two of 384 at up to 80. (Held, the tile needs up to 48
+ * KiB of shared memory: a device with 32 KiB would get fewer keys per invocation.)
+ * 64-bit keys, H100, same run, 384 x 10 against 512 x 6 (5 with
+ * values): u64 keys 24.30 ms against 27.02 at 2^28 (75 registers against 53), u64/u64 pairs
+ * 40.25 against 43.77 (70), u64/u32 37.44 against 41.08; slower where there are few tiles:
+ * 2^16 u64/u64 pairs 0.147 ms against 0.127. A sweep (2^28 u64 keys, H100): 384 x 8 27.66
+ * ms (65 registers), 256 x 10 25.32 (71), 256 x 12 28.49 (90); on an H200 320 x 12 24.53
+ * (81), 448 x 8 24.55 (59), 384 x 9 25.31, 384 x 10 24.06. For 32-bit keys no shape beat 512 x
+ * 11 (H100, 2^28 u32 keys: 384 x 14 9.07 ms at 78 registers, 384 x 16 12.68 at 88, 256 x 24
+ * 9.56 at 128, 768 x 8 13.78; u32/u64 pairs on an H200, 2^26: 384 x 14 3.97 ms against 3.66).
  * H100, 2^28 keys, same run (GPUSORT_SORT_KEYS_PER_THREAD, registers from
  * GPUSORT_PIPELINE_STATS): held, u32 keys took 8.58 ms at 11 keys (63 registers), 8.69 at 10,
  * 9.06 at 9, and in registers 9.08 at 9 (64); u32/u32 pairs 13.92 at 10 (62), 14.37 at 9, 22.23
@@ -37,8 +46,8 @@ typedef struct {
   const char *name;
   uint32_t vendor_id; /* ANY, or PCI vendor */
   uint32_t driver_id; /* ANY, or the driver (VkDriverId) */
-  uint32_t subgroup_size, sort_workgroup, sort_keys, sort_keys_pairs, sort_keys_wide, sort_keys_wide_pairs, scan_workgroup,
-      scan_rows, spin;
+  uint32_t subgroup_size, sort_workgroup, sort_workgroup_wide, sort_keys, sort_keys_pairs, sort_keys_wide,
+      sort_keys_wide_pairs, scan_workgroup, scan_rows, spin;
   uint64_t submit_keys;
   bool forward_progress, onesweep;
   uint64_t bitonic_max_keys;
@@ -63,15 +72,15 @@ typedef struct {
  * GPU time of u32 keys): bitonic 0.051 ms against Onesweep's 0.061 at 2^12, 0.075 against
  * 0.063 at 2^13. */
 static const preset presets[] = {
-    {"nvidia", 0x10DE, ANY, 32, 512, 11, 10, 6, 5, 512, 8, 256, 0, true, true, 1u << 12, true},
-    {"amd", 0x1002, ANY, 32, 512, 9, 9, 5, 5, 512, 8, 256, 0, true, true, 0, false},
-    {"intel", 0x8086, ANY, 32, 512, 9, 9, 5, 5, 512, 8, 256, 1u << 26, true, true, 0, false},
-    {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 16, 16, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14, false},
-    {"apple", 0x106B, ANY, 32, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, false, true, 0, false},
-    {"arm", 0x13B5, ANY, 16, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false},
-    {"qualcomm", 0x5143, ANY, 64, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false},
-    {"imagination", 0x1010, ANY, 32, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false},
-    {"generic", ANY, ANY, 32, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, true, true, 0, false}, /* 0: 16 subgroups of the size the device runs */
+    {"nvidia", 0x10DE, ANY, 32, 512, 384, 11, 10, 10, 10, 512, 8, 256, 0, true, true, 1u << 12, true},
+    {"amd", 0x1002, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 0, true, true, 0, false},
+    {"intel", 0x8086, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 1u << 26, true, true, 0, false},
+    {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 128, 16, 16, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14, false},
+    {"apple", 0x106B, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, false, true, 0, false},
+    {"arm", 0x13B5, ANY, 16, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false},
+    {"qualcomm", 0x5143, ANY, 64, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false},
+    {"imagination", 0x1010, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false},
+    {"generic", ANY, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, true, true, 0, false}, /* 0: 16 subgroups of the size the device runs */
 };
 
 static uint32_t clamp_subgroup(const gs_device_info *info, uint32_t want) {
@@ -80,13 +89,14 @@ static uint32_t clamp_subgroup(const gs_device_info *info, uint32_t want) {
   return want;
 }
 
-/* 16 subgroups, 64 to 512 invocations, within the device's limit. (At least 64: llvmpipe in
+/* 16 subgroups, 64 to 512 invocations, within the device's limits. (At least 64: llvmpipe in
  * Mesa 22.3 computed wrong results for workgroups of 2 to 6 subgroups of 8.) */
 static uint32_t workgroup_for(const gs_device_info *info, uint32_t subgroup, uint32_t want) {
   uint32_t wg = want ? want : subgroup * 16;
   if (wg > 512) wg = 512;
   if (wg < 64) wg = 64;
-  while (wg > info->max_workgroup_size && wg > subgroup) wg /= 2;
+  const uint64_t subgroups = info->max_workgroup_subgroups ? info->max_workgroup_subgroups : UINT32_MAX;
+  while ((wg > info->max_workgroup_size || wg > subgroups * subgroup) && wg > subgroup) wg /= 2;
   return wg;
 }
 
@@ -103,6 +113,8 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   memset(c, 0, sizeof *c);
   c->subgroup_size = clamp_subgroup(info, k->subgroup_size ? k->subgroup_size : p->subgroup_size);
   c->sort_workgroup_size = k->sort_workgroup ? k->sort_workgroup : workgroup_for(info, c->subgroup_size, p->sort_workgroup);
+  c->sort_workgroup_size_wide =
+      k->sort_workgroup ? k->sort_workgroup : workgroup_for(info, c->subgroup_size, p->sort_workgroup_wide);
   c->sort_keys_per_thread = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys;
   c->sort_keys_per_thread_pairs = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys_pairs;
   c->sort_keys_per_thread_wide = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys_wide;

@@ -14,7 +14,8 @@ typedef enum { GS_SORT_AUTO, GS_SORT_ONESWEEP, GS_SORT_REDUCE_THEN_SCAN, GS_SORT
 typedef struct {
   char preset[64];                  /* "nvidia", "lavapipe", "generic", + " (tuned by GPUSORT_*)" */
   uint32_t subgroup_size;           /* pinned for every pipeline */
-  uint32_t sort_workgroup_size;     /* digit-binning tile: invocations ... */
+  uint32_t sort_workgroup_size;     /* digit-binning tile of 32-bit keys: invocations ... */
+  uint32_t sort_workgroup_size_wide; /* ... of 64-bit keys */
   uint32_t sort_keys_per_thread;    /* ... x keys each, for 32-bit keys alone */
   uint32_t sort_keys_per_thread_pairs; /* ... for 32-bit keys with values (or record indices) */
   uint32_t sort_keys_per_thread_wide; /* ... for 64-bit keys alone */

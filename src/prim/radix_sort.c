@@ -29,7 +29,8 @@ static uint32_t shared_bytes_for(uint32_t workgroup, uint32_t subgroup, uint32_t
  * short. */
 static int choose_tile(gs_radix_sort *s, const gs_device_config *config) {
   const gs_device *dev = s->dev;
-  const uint32_t sg = dev->subgroup_size, wg = config->sort_workgroup_size;
+  const uint32_t sg = dev->subgroup_size;
+  const uint32_t wg = s->info->bytes == 8 ? config->sort_workgroup_size_wide : config->sort_workgroup_size;
   const unsigned item = s->config.value_bytes > s->info->bytes ? s->config.value_bytes : s->info->bytes;
   const bool values = s->config.value_bytes > 0;
   uint32_t kpt = s->info->bytes == 8 ? (values ? config->sort_keys_per_thread_wide_pairs : config->sort_keys_per_thread_wide)
@@ -37,6 +38,13 @@ static int choose_tile(gs_radix_sort *s, const gs_device_config *config) {
   const unsigned held = config->sort_hold_keys ? s->info->bytes : 0;
   if (wg % sg != 0 || wg > dev->info.max_workgroup_size || wg < 64 || kpt == 0 || kpt > 64)
     return gs_fail(GPUSORT_ERROR_USAGE, "sort tile of %u invocations x %u keys does not suit this device", wg, kpt);
+  /* llvmpipe (Mesa 22.3) lost invocations of the digit-binning kernel in workgroups of 10, 12,
+   * 20 or 24 subgroups (the sort's output came back unsorted, or zeros), where 8 and 16 sort
+   * right; its scan and compaction kernels were right at 12 and 24. */
+  const uint32_t subgroups = wg / sg;
+  if (dev->info.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE && (subgroups & (subgroups - 1)) != 0)
+    return gs_fail(GPUSORT_ERROR_USAGE, "sort tile of %u invocations: lavapipe sorts only in workgroups of a power of "
+                   "two subgroups", wg);
   while (kpt > 1 && shared_bytes_for(wg, sg, kpt, held, item) > dev->info.max_shared_bytes) kpt--;
   if (shared_bytes_for(wg, sg, kpt, held, item) > dev->info.max_shared_bytes)
     return gs_fail(GPUSORT_ERROR_NO_DEVICE, "the sort's shared memory does not fit this device");

@@ -231,6 +231,7 @@ void gs_device_probe(VkPhysicalDevice pd, uint32_t index, gs_device_info *info) 
   info->max_allocation = p11.maxMemoryAllocationSize;
   info->min_subgroup_size = p13.minSubgroupSize;
   info->max_subgroup_size = p13.maxSubgroupSize;
+  info->max_workgroup_subgroups = p13.maxComputeWorkgroupSubgroups;
   /* Kernels address buffers by device address, so one data array is bounded by what one
    * buffer and one allocation hold; GPUSORT_MAX_BINDING_BYTES lowers that so tests reach the
    * size limits on small inputs. */
@@ -431,6 +432,10 @@ static int create_logical_device(gs_device *dev) {
 /* What every device handle needs, owned or borrowed: limits, memory types, timestamp period. */
 static void set_common(gs_device *dev, uint32_t subgroup_size) {
   dev->subgroup_size = subgroup_size;
+  /* a pipeline that pins the subgroup size may run at most maxComputeWorkgroupSubgroups of
+   * them (lavapipe: 32 of 8 lanes, 256 invocations) */
+  const uint64_t most = (uint64_t)dev->info.max_workgroup_subgroups * subgroup_size;
+  if (most && most < dev->info.max_workgroup_size) dev->info.max_workgroup_size = (uint32_t)most;
   /* GPUSORT_MAX_WORKGROUPS lowers the x-dimension dispatch limit so tests reach the
    * folded (x * y) dispatch path on small inputs. */
   const uint32_t knob = gs_knobs_get()->max_workgroups;

@@ -39,7 +39,9 @@ typedef struct {
                                  or the heap's size where the driver cannot say */
   uint32_t max_groups[2]; /* workgroups per dispatch in x and y */
   uint32_t max_shared_bytes;
-  uint32_t max_workgroup_size;
+  uint32_t max_workgroup_size;  /* invocations; on an open device also within
+                                   max_workgroup_subgroups of its pinned subgroup size */
+  uint32_t max_workgroup_subgroups; /* subgroups of one workgroup (lavapipe: 32); 0: unknown */
   uint32_t max_push_bytes;
   bool has_int64;             /* shaderInt64: 64-bit keys, values and sums */
   bool has_float64;           /* shaderFloat64: f64 sums */
