@@ -38,9 +38,13 @@ static int choose_tile(gs_radix_sort *s, const gs_device_config *config) {
   const unsigned held = config->sort_hold_keys ? s->info->bytes : 0;
   if (wg % sg != 0 || wg > dev->info.max_workgroup_size || wg < 64 || kpt == 0 || kpt > 64)
     return gs_fail(GPUSORT_ERROR_USAGE, "sort tile of %u invocations x %u keys does not suit this device", wg, kpt);
-  /* llvmpipe (Mesa 22.3) lost invocations of the digit-binning kernel in workgroups of 10, 12,
-   * 20 or 24 subgroups (the sort's output came back unsorted, or zeros), where 8 and 16 sort
-   * right; its scan and compaction kernels were right at 12 and 24. */
+  /* llvmpipe (Mesa 22.3) loses the invocations that run one iteration more than others of the
+   * digit-binning kernel's loops `for (d = lid; d < RADIX; d += WORKGROUP_SIZE)`, which happens
+   * where the workgroup does not divide RADIX: at 10, 12, 20 or 24 subgroups the output came
+   * back unsorted, or the process crashed. Loops with one trip count for every invocation sort
+   * right there, but on an H100 they took the u32 pass from 63 registers to 70 and 2^28 keys
+   * from 8.59 ms to 12.27 (same run), so the kernel keeps its loops and lavapipe, which runs
+   * 16 subgroups, refuses these shapes. */
   const uint32_t subgroups = wg / sg;
   if (dev->info.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE && (subgroups & (subgroups - 1)) != 0)
     return gs_fail(GPUSORT_ERROR_USAGE, "sort tile of %u invocations: lavapipe sorts only in workgroups of a power of "
