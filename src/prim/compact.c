@@ -71,8 +71,10 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    * most 5% faster (in a build that chose them at run time), and rle and reduce-by-key slower
    * (more registers). Partition, whose staged tiles write every record, takes up to 384:
    * 1.63 ms against 1.98 at 256 (same run); rle of u32 keys up to 512: 1.31 ms against 1.47
-   * at 256 (same run; on an H200 1.28 against 1.39; u64 keys unmeasured, so they keep 256). */
-  uint32_t most = config->mode == GS_COMPACT_PARTITION ? 384 : config->count_runs && key_bytes == 4 ? 512 : 256;
+   * at 256 (same run; on an H200 1.28 against 1.39; u64 keys and u64 counts unmeasured, so they
+   * keep 256). */
+  const bool wide_rle = config->count_runs && key_bytes == 4 && config->acc == GS_KEY_U32;
+  uint32_t most = config->mode == GS_COMPACT_PARTITION ? 384 : wide_rle ? 512 : 256;
   if (most > dev->info.max_workgroup_size) most = dev->info.max_workgroup_size;
   c->workgroup_size = device_config->scan_workgroup_size < most ? device_config->scan_workgroup_size : most;
   uint32_t rows = device_config->scan_rows < 4 ? device_config->scan_rows : 4;

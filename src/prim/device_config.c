@@ -97,7 +97,7 @@ static uint32_t workgroup_for(const gs_device_info *info, uint32_t subgroup, uin
   if (wg < 64) wg = 64;
   const uint64_t subgroups = info->max_workgroup_subgroups ? info->max_workgroup_subgroups : UINT32_MAX;
   while ((wg > info->max_workgroup_size || wg > subgroups * subgroup) && wg > subgroup) wg /= 2;
-  return wg;
+  return wg - wg % subgroup; /* (384 halves to 48, not whole subgroups of 32) */
 }
 
 void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
