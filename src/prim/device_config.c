@@ -95,8 +95,8 @@ static uint32_t workgroup_for(const gs_device_info *info, uint32_t subgroup, uin
   uint32_t wg = want ? want : subgroup * 16;
   if (wg > 512) wg = 512;
   if (wg < 64) wg = 64;
-  const uint64_t subgroups = info->max_workgroup_subgroups ? info->max_workgroup_subgroups : UINT32_MAX;
-  while ((wg > info->max_workgroup_size || wg > subgroups * subgroup) && wg > subgroup) wg /= 2;
+  const uint32_t limit = gs_workgroup_limit(info, subgroup);
+  while (wg > limit && wg > subgroup) wg /= 2;
   return wg - wg % subgroup; /* (384 halves to 48, not whole subgroups of 32) */
 }
 

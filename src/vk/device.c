@@ -432,10 +432,7 @@ static int create_logical_device(gs_device *dev) {
 /* What every device handle needs, owned or borrowed: limits, memory types, timestamp period. */
 static void set_common(gs_device *dev, uint32_t subgroup_size) {
   dev->subgroup_size = subgroup_size;
-  /* a pipeline that pins the subgroup size may run at most maxComputeWorkgroupSubgroups of
-   * them (lavapipe: 32 of 8 lanes, 256 invocations) */
-  const uint64_t most = (uint64_t)dev->info.max_workgroup_subgroups * subgroup_size;
-  if (most && most < dev->info.max_workgroup_size) dev->info.max_workgroup_size = (uint32_t)most;
+  dev->info.max_workgroup_size = gs_workgroup_limit(&dev->info, subgroup_size); /* every kernel pins it */
   /* GPUSORT_MAX_WORKGROUPS lowers the x-dimension dispatch limit so tests reach the
    * folded (x * y) dispatch path on small inputs. */
   const uint32_t knob = gs_knobs_get()->max_workgroups;

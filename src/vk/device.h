@@ -111,6 +111,14 @@ int gs_device_borrow(gs_device *dev, VkPhysicalDevice physical, VkDevice device,
 /* Reads a physical device's properties and decides whether gpusort can run on it. */
 void gs_device_probe(VkPhysicalDevice physical, uint32_t index, gs_device_info *info);
 
+/* The most invocations a workgroup of a pipeline pinned to `subgroup` lanes may have: a
+ * pinned subgroup size allows at most maxComputeWorkgroupSubgroups of them (lavapipe: 32 of
+ * 8 lanes, 256 invocations). */
+static inline uint32_t gs_workgroup_limit(const gs_device_info *info, uint32_t subgroup) {
+  const uint64_t most = (uint64_t)info->max_workgroup_subgroups * subgroup;
+  return most && most < info->max_workgroup_size ? (uint32_t)most : info->max_workgroup_size;
+}
+
 /* Releases what gpusort created; safe on a zeroed struct. Skips waiting on a wedged device. */
 void gs_device_close(gs_device *dev);
 
