@@ -263,9 +263,10 @@ void main() {
   // staged: fewer registers live through the ranking, so a tile holds more keys. H100, 2^28
   // keys, same run: u32 keys took 61 registers at 9 keys per invocation against 64 (9.06 ms
   // against 9.08), and at 11 keys 63 (8.58 ms; 12 took 68 on an H200, past the 64 that let two
-  // workgroups of 512 share an SM). Another run: u64 keys 53 registers at 6 (27.04 ms against
-  // 29.43 at 5 in registers, 64). Not on lavapipe, where every shared access is a loop over the
-  // lanes: 2^22 u32 keys took 1.5 s so against 0.95.
+  // workgroups of 512 share an SM); since each rank takes one register (below), 13 take 60.
+  // Another run: u64 keys 53 registers at 6 (27.04 ms against 29.43 at 5 in registers, 64).
+  // Not on lavapipe, where every shared access is a loop over the lanes: 2^22 u32 keys took
+  // 1.5 s so against 0.95.
   const uint held = COUNTER_WORDS + gl_SubgroupID * SUBGROUP_KEYS + lane;
   if (HOLD_KEYS) [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
 #if KEY_BITS == 64
@@ -304,7 +305,7 @@ void main() {
   } else
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
     const uint d = digit_of(RANKED_KEY(i));
-    const uvec4 peers = subgroup_match_digit(d, pc.bits);
+    const uvec4 peers = subgroup_match_digit(d);
     const uint leader = subgroupBallotFindLSB(peers);
     const uint group_size = subgroupBallotBitCount(peers);
     uint before = 0u;
@@ -312,7 +313,11 @@ void main() {
       before = s_stage[counters + d];
       s_stage[counters + d] = before + group_size;
     }
-    rank[i] = subgroupShuffle(before, leader) + subgroupBallotExclusiveBitCount(peers);
+    // The identity shuffle makes the sum here: NVIDIA's compiler otherwise kept both terms of
+    // every rank live (two registers per key) until it could fold them into a three-input add
+    // after the block scan. H100, 2^28 u32 keys at 13 per invocation: 60 registers and 7.09 ms
+    // against 65 and 10.14 (one workgroup per SM).
+    rank[i] = subgroupShuffle(subgroupShuffle(before, leader) + subgroupBallotExclusiveBitCount(peers), lane);
     // The next round's leader may be another invocation: order the counters' shared-memory
     // accesses within the subgroup (and nothing else).
     controlBarrier(gl_ScopeSubgroup, gl_ScopeSubgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
@@ -344,10 +349,22 @@ void main() {
   }
   barrier();
   scan_digit_starts();
+  // Held keys: each subgroup's counter becomes the tile position of its first key of that digit,
+  // so that a key's position takes one shared load, not two. With two, every key's loads in
+  // flight at once were this kernel's register peak (H100, 2^28 u32 keys at 11 per invocation:
+  // 7.54 ms against 7.78). Not on lavapipe, where the extra pass over the counters cost more than
+  // it saved (2^22 u32 keys: 0.56 s against 0.42).
+  if (HOLD_KEYS) {
+    for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) {
+      const uint start = s_digit_start[d];
+      for (uint s = 0u; s < NUM_SUBGROUPS; s++) s_stage[s * RADIX + d] += start;
+    }
+    barrier();
+  }
 
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
     const uint d = digit_of(RANKED_KEY(i));
-    rank[i] += s_digit_start[d] + s_stage[counters + d];
+    rank[i] += HOLD_KEYS ? s_stage[counters + d] : s_digit_start[d] + s_stage[counters + d];
   }
   if (HOLD_KEYS) [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) keys[i] = HELD_KEY(i);
   barrier(); // all counters read before the keys overwrite them

@@ -9,8 +9,13 @@ enum { ANY = 0 };
 
 /* Presets, first match wins. Tiles of 16 subgroups; sort tiles of 9 keys per invocation for
  * 32-bit keys with or without values, 5 for 64-bit keys with or without, 16 on lavapipe; on
- * NVIDIA 11 for 32-bit keys alone, 10 with values, and for 64-bit keys tiles of 384
- * invocations (sort_workgroup_wide) x 10 keys, with or without values.
+ * NVIDIA 13 for 32-bit keys with or without values (shared memory holds 10 with 64-bit
+ * values), and for 64-bit keys tiles of 384 invocations (sort_workgroup_wide) x 10 keys, with
+ * or without values (as many as shared memory holds).
+ * NVIDIA, 13 keys: once the ranking kept one register per key (radix_onesweep.comp), 13 took
+ * 60 registers for u32 keys (H100, 2^28, same run: 7.09 ms against 7.29 at 12 and 7.54 at 11
+ * before that change at 64), f32 keys 61 (7.29 against 7.48 at 12), u32/u32 pairs 63 (12.32
+ * against 12.56 at 12). Earlier measurements follow.
  * hold_keys (NVIDIA only, the one measured): the keys wait in shared memory while they are
  * ranked (radix_onesweep.comp), which leaves registers for more keys; two workgroups of 512
  * share an SM at up to 64 registers, two of 384 at up to 80. (Held, the tile needs up to 48
@@ -72,7 +77,7 @@ typedef struct {
  * GPU time of u32 keys): bitonic 0.051 ms against Onesweep's 0.061 at 2^12, 0.075 against
  * 0.063 at 2^13. */
 static const preset presets[] = {
-    {"nvidia", 0x10DE, ANY, 32, 512, 384, 11, 10, 10, 10, 512, 8, 256, 0, true, true, 1u << 12, true},
+    {"nvidia", 0x10DE, ANY, 32, 512, 384, 13, 13, 10, 10, 512, 8, 256, 0, true, true, 1u << 12, true},
     {"amd", 0x1002, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 0, true, true, 0, false},
     {"intel", 0x8086, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 1u << 26, true, true, 0, false},
     {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 128, 16, 16, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14, false},
