@@ -40,8 +40,12 @@ with tempfile.TemporaryDirectory(prefix="gpusort-sass-") as d:
     with open(path, "wb") as f:
         f.write(cache)
     out = os.path.join(d, "out")
+    # a PATH holding zstd alone, so that an installed nvdisasm cannot add its findings to the lines
+    tools = os.path.join(d, "bin")
+    os.mkdir(tools)
+    os.symlink(shutil.which("zstd"), os.path.join(tools, "zstd"))
     p = subprocess.run([sys.executable, script, path, out], capture_output=True, text=True, timeout=60,
-                       env=dict(os.environ, PATH="/usr/bin:/bin"))  # (no nvdisasm: the code alone)
+                       env=dict(os.environ, PATH=tools))
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == ["00: 512 bytes, 32 instructions", "01: 4096 bytes, 256 instructions"], p.stdout
     for n, code in enumerate(codes):
@@ -49,6 +53,7 @@ with tempfile.TemporaryDirectory(prefix="gpusort-sass-") as d:
             assert f.read() == code, n
     with open(path, "wb") as f:
         f.write(b"gpusort-pcache1\0" + b"\x22" * 4000)
-    p = subprocess.run([sys.executable, script, path, out], capture_output=True, text=True, timeout=60)
+    p = subprocess.run([sys.executable, script, path, out], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PATH=tools))
     assert p.returncode == 1 and "no pipeline code found" in p.stderr, (p.returncode, p.stderr)
 print("nvidia-sass.py: 2 entries taken out, a cache without entries refused")
