@@ -25,9 +25,9 @@ enum { ANY = 0 };
  * 40.25 against 43.77 (70), u64/u32 37.44 against 41.08; slower where there are few tiles:
  * 2^16 u64/u64 pairs 0.147 ms against 0.127. A sweep (2^28 u64 keys, H100): 384 x 8 27.66
  * ms (65 registers), 256 x 10 25.32 (71), 256 x 12 28.49 (90); on an H200 320 x 12 24.53
- * (81), 448 x 8 24.55 (59), 384 x 9 25.31, 384 x 10 24.06. For 32-bit keys (before 0.7.4) no shape
- * beat 512 x 11 (H100, 2^28 u32 keys: 384 x 14 9.07 ms at 78 registers, 384 x 16 12.68 at 88, 256 x 24
- * 9.56 at 128, 768 x 8 13.78; u32/u64 pairs on an H200, 2^26: 384 x 14 3.97 ms against 3.66).
+ * (81), 448 x 8 24.55 (59), 384 x 9 25.31, 384 x 10 24.06. For 32-bit keys (before 0.7.4)
+ * no shape beat 512 x 11 (H100, 2^28 u32 keys: 384 x 14 9.07 ms at 78 registers, 384 x 16
+ * 12.68 at 88, 256 x 24 9.56 at 128, 768 x 8 13.78; u32/u64 pairs on an H200, 2^26: 384 x 14 3.97 ms against 3.66).
  * H100, 2^28 keys, same run (GPUSORT_SORT_KEYS_PER_THREAD, registers from
  * GPUSORT_PIPELINE_STATS): held, u32 keys took 8.58 ms at 11 keys (63 registers), 8.69 at 10,
  * 9.06 at 9, and in registers 9.08 at 9 (64); u32/u32 pairs 13.92 at 10 (62), 14.37 at 9, 22.23
