@@ -107,8 +107,18 @@ void main() {
   rep_t v[ROWS][4];
   rep_t row_before[ROWS]; // combination of everything before this lane's vector in the segment
   rep_t carry = rep_identity();
+  // Every row's load is issued before any is scanned: loads and subgroup scans interleaved in
+  // one loop wait for each row in turn (H100, 2^28 u32 elements, 512 x 8 rows, same run:
+  // 0.909 ms against 1.047).
+  if (segment_first + SEGMENT <= pc.n) {
+    [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+      const in_vec_t raw = InputVectors(pc.elements).input_vectors[segment_first / VEC + r * SUBGROUP_SIZE + lane];
+      [[unroll]] for (uint k = 0u; k < VEC; k++) v[r][k] = rep_of_input(raw[k]);
+    }
+  } else {
+    [[unroll]] for (uint r = 0u; r < ROWS; r++) load_row(segment_first + (r * SUBGROUP_SIZE + lane) * VEC, v[r]);
+  }
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
-    load_row(segment_first + (r * SUBGROUP_SIZE + lane) * VEC, v[r]);
     rep_t lane_total = v[r][0];
     [[unroll]] for (uint k = 1u; k < VEC; k++) lane_total = combine(lane_total, v[r][k]);
     const rep_t inclusive = subgroup_inclusive(lane_total);

@@ -64,8 +64,9 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   int rc = gs_compact_check_config(dev, config);
   if (rc) return rc;
   const unsigned key_bytes = gs_key_info_of(config->key)->bytes;
-  /* The scan's tile shape, within at most 256 invocations and 4 rows of 16 bytes each (16 u32
-   * or 8 u64 keys): on an H100, `bench --compact` of 2^28 u32 keys (GPUSORT_SCAN_ROWS,
+  /* The family's workgroup (512 on NVIDIA, else the scan's: device_config.c) and the scan's
+   * rows, within at most 256 invocations and 4 rows of 16 bytes each (16 u32 or 8 u64 keys): on
+   * an H100, `bench --compact` of 2^28 u32 keys (GPUSORT_SCAN_ROWS,
    * GPUSORT_SCAN_WORKGROUP) selected in 1.53 ms at 256 x 4 rows, 1.74 at 256 x 2, 1.59 at
    * 128 x 4 and 1.86 at 128 x 2 (CUB: 0.70); 8 rows, or 384 or 512 invocations, made it at
    * most 5% faster (in a build that chose them at run time), and rle and reduce-by-key slower
@@ -76,7 +77,8 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   const bool wide_rle = config->count_runs && key_bytes == 4 && config->acc == GS_KEY_U32;
   uint32_t most = config->mode == GS_COMPACT_PARTITION ? 384 : wide_rle ? 512 : 256;
   if (most > dev->info.max_workgroup_size) most = dev->info.max_workgroup_size;
-  c->workgroup_size = device_config->scan_workgroup_size < most ? device_config->scan_workgroup_size : most;
+  const uint32_t base = device_config->compact_workgroup_size;
+  c->workgroup_size = base < most ? base : most;
   uint32_t rows = device_config->scan_rows < 4 ? device_config->scan_rows : 4;
   const uint32_t vec = key_bytes == 8 ? 2 : 4; /* keys of one 16-byte load */
   while (rows > 1 &&

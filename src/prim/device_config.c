@@ -37,8 +37,13 @@ enum { ANY = 0 };
  * in registers they took 65 registers and one workgroup per SM: 16.7 ms). Seven 64-bit keys
  * held would pass the 48 KiB of shared memory. Before keys were held, a 512 x 9 sort tile was
  * as fast as any shape measured on an H100 (5 to 30 keys, 256 to 1024 invocations), where 15
- * keys took 99 registers and one workgroup per SM. The scan ran at 69% of the copy bandwidth
- * with 512 x 8 rows, 65% with 256 x 4 and 55% with 256 x 16. The AMD and Intel rows carry the
+ * keys took 99 registers and one workgroup per SM. Scan tiles on NVIDIA: 384 x 16 rows since
+ * the scan issues every row's load before scanning any (H100, 2^28 u32 sums, same run, GPU time
+ * as a share of the copy's: 384 x 16 85.3% at 80 registers, 256 x 16 84.0%, 320 x 12 82.9%,
+ * 256 x 12 82.7%, 512 x 8 79.9% (69.2% before that change), 512 x 16 78.3%, 128 x 32 79.0%
+ * at 156). The look-back family keeps 512 invocations before its own caps (src/prim/compact.c):
+ * rle of u32 keys, capped at 512, took 1.545 ms in the scan's 384 against 1.309 in 512 (same
+ * run). GPUSORT_SCAN_WORKGROUP sets both. The AMD and Intel rows carry the
  * earlier shapes at 32 lanes, unmeasured (but 32-bit keys with 64-bit values take the pairs'
  * 9 keys, 5 before 0.7.2). lavapipe runs subgroups of 8 only and keeps its keys
  * in registers. lavapipe (Mesa 22.3, two cores; `gpusort bench --sizes 2^22 --algo
@@ -57,6 +62,7 @@ typedef struct {
   bool forward_progress, onesweep;
   uint64_t bitonic_max_keys;
   bool hold_keys; /* sort keys wait in shared memory while ranked (radix_onesweep.comp) */
+  uint32_t compact_workgroup; /* the look-back family's workgroup; 0: the scan's */
 } preset;
 
 /* submit_keys: lavapipe runs a sort pass at about 15 M keys/s on two cores (2^22 keys: a
@@ -77,15 +83,15 @@ typedef struct {
  * GPU time of u32 keys): bitonic 0.051 ms against Onesweep's 0.061 at 2^12, 0.075 against
  * 0.063 at 2^13. */
 static const preset presets[] = {
-    {"nvidia", 0x10DE, ANY, 32, 512, 384, 13, 13, 10, 10, 512, 8, 256, 0, true, true, 1u << 12, true},
-    {"amd", 0x1002, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 0, true, true, 0, false},
-    {"intel", 0x8086, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 1u << 26, true, true, 0, false},
-    {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 128, 16, 16, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14, false},
-    {"apple", 0x106B, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, false, true, 0, false},
-    {"arm", 0x13B5, ANY, 16, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false},
-    {"qualcomm", 0x5143, ANY, 64, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false},
-    {"imagination", 0x1010, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false},
-    {"generic", ANY, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, true, true, 0, false}, /* 0: 16 subgroups of the size the device runs */
+    {"nvidia", 0x10DE, ANY, 32, 512, 384, 13, 13, 10, 10, 384, 16, 256, 0, true, true, 1u << 12, true, 512},
+    {"amd", 0x1002, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 0, true, true, 0, false, 0},
+    {"intel", 0x8086, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 1u << 26, true, true, 0, false, 0},
+    {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 128, 16, 16, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14, false, 0},
+    {"apple", 0x106B, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, false, true, 0, false, 0},
+    {"arm", 0x13B5, ANY, 16, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0},
+    {"qualcomm", 0x5143, ANY, 64, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0},
+    {"imagination", 0x1010, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0},
+    {"generic", ANY, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, true, true, 0, false, 0}, /* 0: 16 subgroups of the size the device runs */
 };
 
 static uint32_t clamp_subgroup(const gs_device_info *info, uint32_t want) {
@@ -126,6 +132,9 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->sort_keys_per_thread_wide_pairs = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys_wide_pairs;
   c->scan_workgroup_size = k->scan_workgroup ? k->scan_workgroup : workgroup_for(info, c->subgroup_size, p->scan_workgroup);
   c->scan_rows = k->scan_rows ? k->scan_rows : p->scan_rows;
+  c->compact_workgroup_size = k->scan_workgroup       ? k->scan_workgroup
+                              : p->compact_workgroup ? workgroup_for(info, c->subgroup_size, p->compact_workgroup)
+                                                     : c->scan_workgroup_size;
   c->lookback_spin = k->lookback_spin ? k->lookback_spin : p->spin;
   c->submit_keys = k->submit_keys ? k->submit_keys : p->submit_keys;
   c->forward_progress = p->forward_progress;
