@@ -300,7 +300,8 @@ typedef struct gpusort_device_info {
   uint32_t sort_keys_per_invocation_wide; /* 64-bit keys alone (with values:
                                              sort_keys_per_invocation_wide_pairs) */
   uint32_t scan_workgroup_size;
-  uint32_t scan_rows;                     /* 16-byte vectors per invocation of a scan tile */
+  uint32_t scan_rows;                     /* 16-byte vectors per invocation of a scan tile (at
+                                           * most 8 where the accumulator is wider than the input) */
   uint32_t lookback_spin_limit;           /* polls of a look-back descriptor before recounting */
   uint32_t sort_keys_per_invocation_pairs; /* 32-bit keys with values (since 0.7.2; before,
                                               32-bit values took the keys' shape, 64-bit

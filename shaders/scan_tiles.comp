@@ -102,7 +102,6 @@ void main() {
 #endif
   if (tile >= pc.tiles) return; // surplus workgroup of a folded dispatch
 
-  // Scan each row across the subgroup; `carry` combines the rows before.
   const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
   rep_t v[ROWS][4];
   rep_t row_before[ROWS]; // combination of everything before this lane's vector in the segment
@@ -118,6 +117,7 @@ void main() {
   } else {
     [[unroll]] for (uint r = 0u; r < ROWS; r++) load_row(segment_first + (r * SUBGROUP_SIZE + lane) * VEC, v[r]);
   }
+  // Scan each row across the subgroup; `carry` combines the rows before.
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
     rep_t lane_total = v[r][0];
     [[unroll]] for (uint k = 1u; k < VEC; k++) lane_total = combine(lane_total, v[r][k]);

@@ -7,7 +7,7 @@
 
 enum { ANY = 0 };
 
-/* Presets, first match wins. Tiles of 16 subgroups; sort tiles of 9 keys per invocation for
+/* Presets, first match wins. Tiles of 16 subgroups (NVIDIA's scan: 12); sort tiles of 9 keys per invocation for
  * 32-bit keys with or without values, 5 for 64-bit keys with or without, 16 on lavapipe; on
  * NVIDIA 13 for 32-bit keys with or without values (shared memory holds 10 with 64-bit
  * values), and for 64-bit keys tiles of 384 invocations (sort_workgroup_wide) x 10 keys, with

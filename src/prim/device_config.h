@@ -22,7 +22,8 @@ typedef struct {
   uint32_t sort_keys_per_thread_wide_pairs; /* ... for 64-bit keys with values (or record indices) */
   bool sort_hold_keys;              /* keys wait in shared memory while ranked: fewer registers */
   uint32_t scan_workgroup_size;
-  uint32_t scan_rows;               /* 16-byte vectors per invocation of a scan tile */
+  uint32_t scan_rows;               /* 16-byte vectors per invocation of a scan tile (a widened
+                                     * accumulator's scan takes at most 8) */
   uint32_t compact_workgroup_size;  /* the look-back family's, before each mode's cap (compact.c) */
   uint32_t lookback_spin;           /* polls of an empty descriptor before recounting */
   /* Keys one submission's sort pass covers at most, about a quarter of a second of work on

@@ -75,13 +75,13 @@ int gs_scan_create(gs_device *dev, const gs_memops *memops, const gs_device_conf
   const gs_key_info *in = gs_key_info_of(config->input), *acc = gs_key_info_of(config->acc);
   s->workgroup_size = device_config->scan_workgroup_size;
   s->rows = device_config->scan_rows;
-  /* a widened accumulator holds each element in two words: at most 8 rows, as many registers
-   * as 16 rows of elements kept at their width */
-  if (acc->bytes > in->bytes && s->rows > 8) s->rows = 8;
   if (s->workgroup_size % dev->subgroup_size || s->workgroup_size > dev->info.max_workgroup_size ||
       s->workgroup_size < 64 || s->rows == 0 || s->rows > 32)
     return gs_fail(GPUSORT_ERROR_USAGE, "scan tile of %u invocations x %u rows does not suit this device",
                    s->workgroup_size, s->rows);
+  /* a widened accumulator holds each element in two words: at most 8 rows, as many registers
+   * as 16 rows of elements kept at their width */
+  if (acc->bytes > in->bytes && s->rows > 8) s->rows = 8;
   s->tile = s->workgroup_size * s->rows * (in->bytes == 8 ? 2 : 4);
   /* Packed descriptors need 64-bit atomics and fit 32-bit accumulators; GPUSORT_SCAN_SPLIT=1
    * forces the split layout (tests). */
