@@ -331,7 +331,6 @@ int main(int argc, char **argv) {
         for (int algo = 0; algo < 2; algo++) {
           gs_scan_config c = {.input = pairs[p][0], .acc = pairs[p][1], .op = (gs_scan_op)op, .inclusive = true,
                               .algo = (gs_scan_algo)algo};
-          const uint64_t tile = tile_of(&t, &c);
           /* each element held in two words: at most 8 rows, whatever the device asks */
           const gs_scan *s = NULL;
           t.checks++;
@@ -340,6 +339,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "FAIL: a %s scan into %s asked for %u rows runs %u\n", gs_key_info_of(c.input)->name,
                     gs_key_info_of(c.acc)->name, t.ctx.config.scan_rows, s ? s->rows : 0);
           }
+          const uint64_t tile = s ? s->tile : 0;
           const uint64_t sizes[] = {1, tile + 1, 9 * tile + 7};
           run_config(&t, c, false, sizes, 3);
         }
