@@ -21,7 +21,8 @@
 //      segmented scan of the values (fewer registers: 64 against 80 on an H100);
 //   4. write every kept key (and index, and value) to its place: select and partition from a
 //      copy of the tile in output order that waits in shared memory during steps 2 and 3
-//      (contiguous stores), the others straight from registers.
+//      (contiguous stores; their tiles are SUBTILES sub-tiles, each through step 1 in turn
+//      before one look-back), the others straight from registers.
 #if KEY_BITS == 64 || (defined(REDUCE_BY_KEY) && (IN_BITS == 64 || ACC_REP == 2 || ACC_REP == 4))
 #define NEEDS_INT64
 #endif
@@ -43,7 +44,9 @@ layout(push_constant, std430) uniform Push { gs_compact_push pc; };
 
 layout(constant_id = GS_SPEC_TILE_ROWS) const uint ITEMS = 8; // keys per invocation, a multiple of VEC, at most 32
 layout(constant_id = GS_SPEC_COMPACT_MODE) const uint MODE = GS_COMPACT_SELECT;
-const uint TILE = WORKGROUP_SIZE * ITEMS;
+layout(constant_id = GS_SPEC_COMPACT_SUBTILES) const uint SUBTILES = 1; // reduce-by-key: 1
+const uint SUBTILE = WORKGROUP_SIZE * ITEMS;
+const uint TILE = SUBTILE * SUBTILES;
 const uint VEC = 128u / KEY_BITS;            // keys of one 16-byte load
 const uint ROWS = ITEMS / VEC;
 const uint SEGMENT = SUBGROUP_SIZE * ITEMS;  // the keys of one subgroup
@@ -330,23 +333,29 @@ key_t shuffle_key(key_t k, uint lane) {
 }
 
 #ifndef REDUCE_BY_KEY
-// ---- Two-phase stores (select, partition) ----
+// ---- Staged stores (select, partition) ----
 // A lane's kept keys in one row are consecutive in the output but interleaved with its
-// neighbours', so stores straight from registers write each 32-byte sector in several
-// partial pieces. Select and partition instead stage the tile's records in shared memory in
-// output order (kept ones at their rank in the tile, then for partition the rejected ones, in
-// input order) before the look-back, and the workgroup writes them out in contiguous
-// stretches. H100, 2^28 u32 keys, same run: select 1.42 ms against 1.49, partition 1.98
-// against 2.24 (and 1.63 in partition's wider tiles, src/prim/compact.c). Unique keeps its direct stores: with few keys kept it has little to gain, and
-// staging took it from 40 registers to 69 and from 0.96 ms to 1.24.
+// neighbours', so stores straight from registers would write each 32-byte sector in several
+// partial pieces. The tile's records instead wait in shared memory in output order (kept ones
+// at their rank in the tile; for partition the rejected ones from the end, the last of them
+// first), and after the look-back the workgroup writes them out in contiguous stretches.
+// H100, 2^28 u32 keys, same run: select 1.42 ms against 1.49, partition 1.98 against 2.24.
+// Keys alone are staged as keys; with indices (or carried values), as positions in the tile,
+// and the keys are read again from the input (now in cache) as they are written (one round of
+// staging, where keys and then indices took two and kept the keys live across the look-back).
+// A tile is SUBTILES sub-tiles of WORKGROUP_SIZE x ITEMS keys, flagged and staged one after
+// another in the same registers, so one look-back serves SUBTILES times the keys (H100, 2^28
+// u32 keys, 256 x 16 keys a sub-tile, same run: select 1.20 ms in 2 sub-tiles against 1.32
+// in 1; 4 or 5 sub-tiles of 8 keys an invocation took 1.36 and 1.69, as fewer loads are in
+// flight). Unique keeps its direct stores: staged, it took 1.06 ms against 0.96.
 const bool STAGED_STORES = GS_COMPACT_STAGES(MODE);
 const uint KEY_WORDS = KEY_BITS / 32u;
 shared uint s_staged[STAGED_STORES ? TILE * KEY_WORDS : 1u]; // word w of record s at w * TILE + s
 
-// Stages this lane's records: its keys (as_keys), or their positions in the tile.
+// Stages this lane's records of one sub-tile: its keys (as_keys), or their positions in the
+// tile; kept_before_segment counts the keys kept in the tile before this segment.
 void stage_records(bool as_keys, key_t keys[ITEMS], uint flags, uint segment_first, uint tile,
                    uint kept_before_segment, uint kept_before_row[ROWS]) {
-  const uint tile_kept = s_tile_count;
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
     uint at = kept_before_segment + kept_before_row[r]; // rank in the tile of this lane's next kept key
     const uint first = row_first(segment_first, r);
@@ -354,7 +363,7 @@ void stage_records(bool as_keys, key_t keys[ITEMS], uint flags, uint segment_fir
       const uint i = r * VEC + k, g = first + k, in_tile = g - tile * TILE;
       uint slot = TILE; // none
       if ((flags & (1u << i)) != 0u) slot = at++;
-      else if (MODE == GS_COMPACT_PARTITION && g < pc.n) slot = tile_kept + in_tile - at; // (in_tile - at rejected before it)
+      else if (MODE == GS_COMPACT_PARTITION && g < pc.n) slot = TILE - 1u - (in_tile - at); // (in_tile - at rejected before it)
       if (slot < TILE) {
         if (!as_keys) {
           s_staged[slot] = in_tile;
@@ -371,40 +380,36 @@ void stage_records(bool as_keys, key_t keys[ITEMS], uint flags, uint segment_fir
   }
 }
 
-// Writes the staged records: the tile's kept ones after the count_before_tile kept before it,
-// and (partition) its rejected ones from the end of the output backwards.
-void store_staged(bool as_keys, uint tile, uint count_before_tile) {
-  const uint tile_first = tile * TILE, tile_kept = s_tile_count;
-  const uint records = MODE == GS_COMPACT_PARTITION ? min(TILE, pc.n - tile_first) : tile_kept;
+// Writes the staged records: the tile's tile_kept kept ones after the count_before_tile kept
+// before it, and (partition) its rejected ones from the end of the output backwards.
+void store_staged(bool as_keys, uint tile, uint count_before_tile, uint tile_kept) {
+  const uint tile_first = tile * TILE;
+  const uint rejected = MODE == GS_COMPACT_PARTITION ? min(TILE, pc.n - tile_first) - tile_kept : 0u;
   const uint rejected_before_tile = tile_first - count_before_tile;
-  [[unroll]] for (uint j = 0u; j < ITEMS; j++) {
-    const uint s = j * WORKGROUP_SIZE + gl_LocalInvocationID.x;
-    if (s < records) {
-      const uint at = s < tile_kept ? count_before_tile + s : pc.n - 1u - (rejected_before_tile + s - tile_kept);
-      if (!as_keys) {
-        write_index(at, tile_first + s_staged[s]);
-      } else {
+  for (uint s = gl_LocalInvocationID.x; s < TILE; s += WORKGROUP_SIZE) {
+    uint at;
+    if (s < tile_kept) at = count_before_tile + s;
+    else if (s >= TILE - rejected) at = pc.n - 1u - (rejected_before_tile + (TILE - 1u - s));
+    else continue;
+    if (as_keys) {
 #if KEY_BITS == 64
-        KeysOut(pc.keys_out).keys[at] = packUint2x32(uvec2(s_staged[s], s_staged[TILE + s]));
+      KeysOut(pc.keys_out).keys[at] = packUint2x32(uvec2(s_staged[s], s_staged[TILE + s]));
 #else
-        KeysOut(pc.keys_out).keys[at] = s_staged[s];
+      KeysOut(pc.keys_out).keys[at] = s_staged[s];
 #endif
-      }
+    } else {
+      const uint g = tile_first + s_staged[s];
+      if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = key_at(g);
+      if ((pc.flags & GS_COMPACT_INDICES) != 0u) write_index(at, g);
     }
   }
 }
 #endif
 
-void main() {
-  const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
-  if (lid == 0u) s_ticket = atomicAdd(WordArray(pc.control).words[0], 1u);
-  barrier();
-  const uint tile = s_ticket;
-  if (tile >= pc.tiles) return; // surplus workgroup of a folded dispatch
-
-  // 1. This invocation's keys: key i = r * VEC + k sits at row_first(segment_first, r) + k.
-  const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
-  key_t keys[ITEMS];
+// 1. Loads the segment from segment_first (key i = r * VEC + k of this lane at
+// row_first(segment_first, r) + k) and flags its keys (bit i: key i is kept); returns the
+// segment's kept count, and the keys kept before each row of this lane in the segment.
+uint flag_segment(uint segment_first, out key_t keys[ITEMS], out uint flags, out uint kept_before_row[ROWS]) {
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
     const uint first = row_first(segment_first, r);
     if ((pc.flags & GS_COMPACT_ALIGNED) != 0u && first + VEC <= pc.n) {
@@ -414,9 +419,8 @@ void main() {
       [[unroll]] for (uint k = 0u; k < VEC; k++) keys[r * VEC + k] = first + k < pc.n ? key_at(first + k) : key_t(0);
     }
   }
-
-  // Flags (bit i: key i is kept), and the keys kept before each row of this lane in the segment.
-  uint flags = 0u;
+  const uint lane = gl_SubgroupInvocationID;
+  flags = 0u;
   if (MODE == GS_COMPACT_SELECT || MODE == GS_COMPACT_PARTITION) {
     flags = satisfied_flags(keys);
   } else { // a run starts where a key differs from the one before it
@@ -441,13 +445,23 @@ void main() {
     [[unroll]] for (uint k = 0u; k < VEC; k++)
       if (first + k >= pc.n) flags &= ~(1u << (r * VEC + k));
   }
-  uint kept_before_row[ROWS];
   uint segment_kept = 0u;
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
     const uint mine = bitCount((flags >> (r * VEC)) & VEC_MASK);
     kept_before_row[r] = segment_kept + subgroupExclusiveAdd(mine);
     segment_kept += subgroupAdd(mine);
   }
+  return segment_kept;
+}
+
+// Unique, reduce-by-key and rle: a tile of one sub-tile, its kept keys (and values) written
+// straight from registers after the look-back.
+void direct_tile(uint tile) {
+  const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
+  const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
+  key_t keys[ITEMS];
+  uint flags, kept_before_row[ROWS];
+  const uint segment_kept = flag_segment(segment_first, keys, flags, kept_before_row);
   // the subgroups' counts in the tile (lane 0 carries its segment's count)
   const uint kept_before_segment = subgroupShuffle(workgroup_exclusive_add(lane == 0u ? segment_kept : 0u), 0u);
   if (gl_SubgroupID == NUM_SUBGROUPS - 1u && lane == 0u) s_tile_count = kept_before_segment + segment_kept;
@@ -558,13 +572,6 @@ void main() {
   const bool next_segment_opens = segment_end >= pc.n || starts_run(segment_end, key_at(segment_end));
 #endif
 
-#ifndef REDUCE_BY_KEY
-  // The tile's first round of records to shared memory before the look-back's wait.
-  if (STAGED_STORES)
-    stage_records((pc.flags & GS_COMPACT_KEYS) != 0u, keys, flags, segment_first, tile, kept_before_segment,
-                  kept_before_row);
-#endif
-
   // 2. The count kept before this tile (by the whole workgroup).
   const uint count_prefix = count_before(tile, s_tile_count);
   if (lid == 0u) {
@@ -631,29 +638,63 @@ void main() {
   }
 #else
   const uint count_before_tile = s_count_before;
-  if (STAGED_STORES) { // the staged records to their places: a round of keys, then one of indices
-    if ((pc.flags & GS_COMPACT_KEYS) != 0u) store_staged(true, tile, count_before_tile);
-    if ((pc.flags & GS_COMPACT_INDICES) != 0u) {
-      if ((pc.flags & GS_COMPACT_KEYS) != 0u) {
-        barrier();
-        stage_records(false, keys, flags, segment_first, tile, kept_before_segment, kept_before_row);
-        barrier();
-      }
-      store_staged(false, tile, count_before_tile);
-    }
-  } else { // row by row, from registers
-    [[unroll]] for (uint r = 0u; r < ROWS; r++) {
-      uint at = count_before_tile + kept_before_segment + kept_before_row[r]; // output index of this lane's next kept key
-      const uint first = row_first(segment_first, r);
-      [[unroll]] for (uint k = 0u; k < VEC; k++) {
-        const uint i = r * VEC + k, g = first + k;
-        if ((flags & (1u << i)) != 0u) {
-          if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = keys[i];
-          if ((pc.flags & GS_COMPACT_INDICES) != 0u) write_index(at, g);
-          at++;
-        }
+  [[unroll]] for (uint r = 0u; r < ROWS; r++) { // row by row
+    uint at = count_before_tile + kept_before_segment + kept_before_row[r]; // output index of this lane's next kept key
+    const uint first = row_first(segment_first, r);
+    [[unroll]] for (uint k = 0u; k < VEC; k++) {
+      const uint i = r * VEC + k, g = first + k;
+      if ((flags & (1u << i)) != 0u) {
+        if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = keys[i];
+        if ((pc.flags & GS_COMPACT_INDICES) != 0u) write_index(at, g);
+        at++;
       }
     }
   }
+#endif
+}
+
+#ifndef REDUCE_BY_KEY
+// Select and partition: SUBTILES sub-tiles staged in shared memory, one look-back, then the
+// staged records written out.
+void staged_tile(uint tile) {
+  const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
+  // 1. The tile's sub-tiles in turn, each flagged, ranked and staged in shared memory.
+  const bool as_keys = (pc.flags & GS_COMPACT_KEYS) != 0u && (pc.flags & GS_COMPACT_INDICES) == 0u;
+  uint tile_kept = 0u;
+  for (uint part = 0u; part < SUBTILES; part++) {
+    const uint segment_first = tile * TILE + part * SUBTILE + gl_SubgroupID * SEGMENT;
+    key_t keys[ITEMS];
+    uint flags, kept_before_row[ROWS];
+    const uint segment_kept = flag_segment(segment_first, keys, flags, kept_before_row);
+    // the subgroups' counts in the sub-tile (lane 0 carries its segment's count)
+    const uint kept_before_segment = subgroupShuffle(workgroup_exclusive_add(lane == 0u ? segment_kept : 0u), 0u);
+    if (gl_SubgroupID == NUM_SUBGROUPS - 1u && lane == 0u) s_tile_count = kept_before_segment + segment_kept;
+    stage_records(as_keys, keys, flags, segment_first, tile, tile_kept + kept_before_segment, kept_before_row);
+    barrier();
+    tile_kept += s_tile_count; // (rewritten only after the next sub-tile's workgroup_exclusive_add's barriers)
+  }
+
+  // 2. The count kept before this tile (by the whole workgroup).
+  const uint count_prefix = count_before(tile, tile_kept);
+  if (lid == 0u) s_count_before = count_prefix;
+  barrier();
+  const uint count_before_tile = s_count_before;
+  if (tile + 1u == pc.tiles && lid == 0u) WordArray(pc.control).words[1] = count_before_tile + tile_kept;
+
+  // 3. The staged records to their places.
+  store_staged(as_keys, tile, count_before_tile, tile_kept);
+}
+#endif
+
+void main() {
+  if (gl_LocalInvocationID.x == 0u) s_ticket = atomicAdd(WordArray(pc.control).words[0], 1u);
+  barrier();
+  const uint tile = s_ticket;
+  if (tile >= pc.tiles) return; // surplus workgroup of a folded dispatch
+#ifdef REDUCE_BY_KEY
+  direct_tile(tile);
+#else
+  if (STAGED_STORES) staged_tile(tile);
+  else direct_tile(tile);
 #endif
 }

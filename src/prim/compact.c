@@ -16,12 +16,12 @@ enum { VALUE_DESCRIPTOR_BYTES = 5 * 4 };
 
 static bool reduces(const gs_compact_config *c) { return c->mode == GS_COMPACT_REDUCE_BY_KEY; }
 
-/* Shared memory of a tile: select and partition stage its records in output order
+/* Shared memory of a tile: select, partition and unique stage its records in output order
  * (compact.comp's s_staged), and every mode keeps a few words per subgroup and the walk's
  * (a generous bound for those). */
 static uint32_t shared_bytes_for(const gs_compact_config *c, uint32_t workgroup, uint32_t subgroup, uint32_t items,
-                                 unsigned key_bytes) {
-  return (GS_COMPACT_STAGES(c->mode) ? workgroup * items * key_bytes : 0) + workgroup / subgroup * 32 + 256;
+                                 uint32_t subtiles, unsigned key_bytes) {
+  return (GS_COMPACT_STAGES(c->mode) ? workgroup * items * subtiles * key_bytes : 0) + workgroup / subgroup * 32 + 256;
 }
 
 static gs_scan_config value_scan(const gs_compact_config *c) {
@@ -70,30 +70,38 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    * GPUSORT_SCAN_WORKGROUP) selected in 1.53 ms at 256 x 4 rows, 1.74 at 256 x 2, 1.59 at
    * 128 x 4 and 1.86 at 128 x 2 (CUB: 0.70); 8 rows, or 384 or 512 invocations, made it at
    * most 5% faster (in a build that chose them at run time), and rle and reduce-by-key slower
-   * (more registers). Partition, whose staged tiles write every record, takes up to 384:
-   * 1.63 ms against 1.98 at 256 (same run); rle of u32 keys up to 512: 1.31 ms against 1.47
-   * at 256 (same run; on an H200 1.28 against 1.39; u64 keys and u64 counts unmeasured, so they
-   * keep 256). */
+   * (more registers). Partition, whose staged tiles write every record, takes up to 384 in
+   * tiles of one sub-tile: 1.63 ms against 1.98 at 256 (same run), but in two sub-tiles of 256
+   * x 16 keys (the NVIDIA preset's) 1.40 ms (another run, against 1.62 at 384 x 16 in one);
+   * rle of u32 keys up to 512: 1.31 ms against 1.47 at 256 (same run; on an H200 1.28 against
+   * 1.39; u64 keys and u64 counts unmeasured, so they keep 256). */
   const bool wide_rle = config->count_runs && key_bytes == 4 && config->acc == GS_KEY_U32;
-  uint32_t most = config->mode == GS_COMPACT_PARTITION ? 384 : wide_rle ? 512 : 256;
+  uint32_t subtiles = GS_COMPACT_STAGES(config->mode) && device_config->compact_subtiles ? device_config->compact_subtiles : 1;
+  uint32_t most = config->mode == GS_COMPACT_PARTITION && subtiles == 1 ? 384 : wide_rle ? 512 : 256;
   if (most > dev->info.max_workgroup_size) most = dev->info.max_workgroup_size;
   const uint32_t base = device_config->compact_workgroup_size;
   c->workgroup_size = base < most ? base : most;
   uint32_t rows = device_config->scan_rows < 4 ? device_config->scan_rows : 4;
   const uint32_t vec = key_bytes == 8 ? 2 : 4; /* keys of one 16-byte load */
-  while (rows > 1 &&
-         shared_bytes_for(config, c->workgroup_size, dev->subgroup_size, rows * vec, key_bytes) > dev->info.max_shared_bytes)
-    rows--; /* (a device with the 16 KiB Vulkan promises) */
+  /* fewer sub-tiles, then fewer rows, where shared memory is short (a device with the 16 KiB
+   * Vulkan promises) */
+  while (subtiles > 1 && shared_bytes_for(config, c->workgroup_size, dev->subgroup_size, rows * vec, subtiles,
+                                          key_bytes) > dev->info.max_shared_bytes)
+    subtiles--;
+  while (rows > 1 && shared_bytes_for(config, c->workgroup_size, dev->subgroup_size, rows * vec, 1, key_bytes) >
+                         dev->info.max_shared_bytes)
+    rows--;
   c->items = rows * vec;
+  c->subtiles = subtiles;
   if (c->workgroup_size % dev->subgroup_size || c->workgroup_size > dev->info.max_workgroup_size ||
       c->workgroup_size < 64 || c->items == 0)
     return gs_fail(GPUSORT_ERROR_USAGE, "compaction tile of %u invocations x %u keys does not suit this device",
                    c->workgroup_size, c->items);
-  const uint32_t shared = shared_bytes_for(config, c->workgroup_size, dev->subgroup_size, c->items, key_bytes);
+  const uint32_t shared = shared_bytes_for(config, c->workgroup_size, dev->subgroup_size, c->items, c->subtiles, key_bytes);
   if (shared > dev->info.max_shared_bytes)
     return gs_fail(GPUSORT_ERROR_NO_DEVICE, "a compaction tile needs %u bytes of shared memory; %s offers %u", shared,
                    dev->info.name, dev->info.max_shared_bytes);
-  c->tile = c->workgroup_size * c->items;
+  c->tile = c->workgroup_size * c->items * c->subtiles;
   c->split_descriptors = true;
   char name[64];
   const gs_scan_config values = value_scan(config);
@@ -108,7 +116,7 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   const uint32_t value_kind = reduces(config) ? (uint32_t)gs_key_info_of(config->value)->kind : 0;
   const uint32_t acc_kind = reduces(config) ? (uint32_t)gs_key_info_of(config->acc)->kind : 0;
   /* ids: workgroup, subgroup, key kind, descending, items, spin, op, value kind, acc kind,
-   * inclusive, segmented, reduce-then-scan (unused here), mode */
+   * inclusive, segmented, reduce-then-scan (unused here), mode, hold keys (unused), sub-tiles */
   const uint32_t spec[] = {c->workgroup_size,
                            0,
                            (uint32_t)gs_key_info_of(config->key)->kind,
@@ -121,7 +129,9 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
                            0,
                            0,
                            0,
-                           config->mode};
+                           config->mode,
+                           0,
+                           c->subtiles};
   return gs_kernel_create(dev, &c->kernel, name, sizeof(gs_compact_push), spec, sizeof spec / sizeof spec[0]);
 }
 

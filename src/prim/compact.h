@@ -35,7 +35,7 @@ typedef struct {
   gs_device *dev;
   const gs_memops *memops;
   gs_compact_config config;
-  uint32_t workgroup_size, items, tile; /* tile = workgroup_size x items keys */
+  uint32_t workgroup_size, items, subtiles, tile; /* tile = workgroup_size x items x subtiles keys */
   bool split_descriptors;               /* reduce-by-key's value descriptors */
   gs_kernel kernel;
 } gs_compact;

@@ -43,7 +43,11 @@ enum { ANY = 0 };
  * 256 x 12 82.7%, 512 x 8 79.9% (69.2% before that change), 512 x 16 78.3%, 128 x 32 79.0%
  * at 156). The look-back family keeps 512 invocations before its own caps (src/prim/compact.c):
  * rle of u32 keys, capped at 512, took 1.545 ms in the scan's 384 against 1.309 in 512 (same
- * run). GPUSORT_SCAN_WORKGROUP sets both. The AMD and Intel rows carry the
+ * run). GPUSORT_SCAN_WORKGROUP sets both. Select and partition take tiles of 2 sub-tiles
+ * (compact.comp; H100, 2^28 u32 keys, 256 x 16 keys a sub-tile, same run: select 1.20 ms
+ * against 1.43 before, partition 1.40 against 1.62 in its 384 x 16 tiles before; lavapipe, 2^20
+ * keys, `bench --compact`: select 18.9 to 21.1 ms in 2 against 22.4 to 23.0 in 1, partition 16.7
+ * to 17.7 against 20.0 to 20.2). The AMD and Intel rows carry the
  * earlier shapes at 32 lanes, unmeasured (but 32-bit keys with 64-bit values take the pairs'
  * 9 keys, 5 before 0.7.2). lavapipe runs subgroups of 8 only and keeps its keys
  * in registers. lavapipe (Mesa 22.3, two cores; `gpusort bench --sizes 2^22 --algo
@@ -63,6 +67,7 @@ typedef struct {
   uint64_t bitonic_max_keys;
   bool hold_keys; /* sort keys wait in shared memory while ranked (radix_onesweep.comp) */
   uint32_t compact_workgroup; /* the look-back family's workgroup; 0: the scan's */
+  uint32_t compact_subtiles;  /* sub-tiles per look-back of select, partition and unique (0: 1) */
 } preset;
 
 /* submit_keys: lavapipe runs a sort pass at about 15 M keys/s on two cores (2^22 keys: a
@@ -83,15 +88,15 @@ typedef struct {
  * GPU time of u32 keys): bitonic 0.051 ms against Onesweep's 0.061 at 2^12, 0.075 against
  * 0.063 at 2^13. */
 static const preset presets[] = {
-    {"nvidia", 0x10DE, ANY, 32, 512, 384, 13, 13, 10, 10, 384, 16, 256, 0, true, true, 1u << 12, true, 512},
-    {"amd", 0x1002, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 0, true, true, 0, false, 0},
-    {"intel", 0x8086, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 1u << 26, true, true, 0, false, 0},
-    {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 128, 16, 16, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14, false, 0},
-    {"apple", 0x106B, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, false, true, 0, false, 0},
-    {"arm", 0x13B5, ANY, 16, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0},
-    {"qualcomm", 0x5143, ANY, 64, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0},
-    {"imagination", 0x1010, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0},
-    {"generic", ANY, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, true, true, 0, false, 0}, /* 0: 16 subgroups of the size the device runs */
+    {"nvidia", 0x10DE, ANY, 32, 512, 384, 13, 13, 10, 10, 384, 16, 256, 0, true, true, 1u << 12, true, 512, 2},
+    {"amd", 0x1002, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 0, true, true, 0, false, 0, 0},
+    {"intel", 0x8086, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 1u << 26, true, true, 0, false, 0, 0},
+    {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 128, 16, 16, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14, false, 0, 2},
+    {"apple", 0x106B, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, false, true, 0, false, 0, 0},
+    {"arm", 0x13B5, ANY, 16, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0, 0},
+    {"qualcomm", 0x5143, ANY, 64, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0, 0},
+    {"imagination", 0x1010, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0, 0},
+    {"generic", ANY, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, true, true, 0, false, 0, 0}, /* 0: 16 subgroups of the size the device runs */
 };
 
 static uint32_t clamp_subgroup(const gs_device_info *info, uint32_t want) {
@@ -135,6 +140,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->compact_workgroup_size = k->scan_workgroup       ? k->scan_workgroup
                               : p->compact_workgroup ? workgroup_for(info, c->subgroup_size, p->compact_workgroup)
                                                      : c->scan_workgroup_size;
+  c->compact_subtiles = k->compact_subtiles ? k->compact_subtiles : p->compact_subtiles ? p->compact_subtiles : 1;
   c->lookback_spin = k->lookback_spin ? k->lookback_spin : p->spin;
   c->submit_keys = k->submit_keys ? k->submit_keys : p->submit_keys;
   c->forward_progress = p->forward_progress;
@@ -142,7 +148,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->auto_onesweep = p->forward_progress && p->onesweep;
   c->bitonic_max_keys = p->bitonic_max_keys;
   const bool tuned = k->subgroup_size || k->sort_workgroup || k->sort_keys_per_thread || k->scan_workgroup ||
-                     k->scan_rows || k->lookback_spin || k->submit_keys || k->sort_hold_keys != GS_KNOB_UNSET;
+                     k->scan_rows || k->compact_subtiles || k->lookback_spin || k->submit_keys || k->sort_hold_keys != GS_KNOB_UNSET;
   snprintf(c->preset, sizeof c->preset, "%s%s", p->name, tuned ? " (tuned by GPUSORT_*)" : "");
 }
 

@@ -36,6 +36,7 @@ static void read_knobs(void) {
   knobs.sort_keys_per_thread = number32("GPUSORT_SORT_KEYS_PER_THREAD");
   knobs.scan_workgroup = number32("GPUSORT_SCAN_WORKGROUP");
   knobs.scan_rows = number32("GPUSORT_SCAN_ROWS");
+  knobs.compact_subtiles = number32("GPUSORT_COMPACT_SUBTILES");
   knobs.lookback_spin = number32("GPUSORT_LOOKBACK_SPIN");
   const char *hold = getenv("GPUSORT_SORT_HOLD_KEYS"); /* any value but 0: held */
   knobs.sort_hold_keys = hold && *hold ? strcmp(hold, "0") != 0 : GS_KNOB_UNSET;

@@ -21,6 +21,7 @@ typedef struct {
   uint32_t sort_keys_per_thread; /* GPUSORT_SORT_KEYS_PER_THREAD */
   uint32_t scan_workgroup;       /* GPUSORT_SCAN_WORKGROUP */
   uint32_t scan_rows;            /* GPUSORT_SCAN_ROWS */
+  uint32_t compact_subtiles;     /* GPUSORT_COMPACT_SUBTILES */
   uint32_t lookback_spin;        /* GPUSORT_LOOKBACK_SPIN: 1 makes every look-back wait fall back */
   uint32_t sort_hold_keys;       /* GPUSORT_SORT_HOLD_KEYS=0|1, else GS_KNOB_UNSET */
   uint64_t submit_keys;          /* GPUSORT_SUBMIT_KEYS: keys per submission of a sort pass (segments) */
