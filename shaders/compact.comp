@@ -209,7 +209,8 @@ void write_index(uint at, uint g) {
 // is the workgroup's, through shared memory; the value's (reduce-by-key) runs in one
 // invocation, reading one descriptor at a time.
 
-// The number kept in all tiles before `tile`; posts the tile's inclusive count on the way.
+// The number kept in all tiles before `tile` (whose count post_tile_count has posted); posts the
+// tile's inclusive count on the way.
 // The whole workgroup walks, in uniform control flow, WALK_WIDTH predecessors a step: each
 // of the first WALK_WIDTH invocations polls one descriptor, and through shared atomics they
 // find the nearest empty descriptor and the nearest inclusive count and add up the counts
@@ -220,10 +221,15 @@ void write_index(uint at, uint g) {
 const uint WALK_WIDTH = WORKGROUP_SIZE < 32u ? WORKGROUP_SIZE : 32u;
 shared uint s_walk_next, s_walk_prefix, s_walk_spins, s_walk_count, s_walk_empty, s_walk_inclusive;
 
+// Posts the tile's own count (inclusive for tile 0): by the invocation that first knows it, as
+// soon as it does, so that successors wait less.
+void post_tile_count(uint tile, uint tile_count) {
+  lookback_post(tile, (tile == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | tile_count);
+}
+
 uint count_before(uint tile, uint tile_count) {
   const uint lid = gl_LocalInvocationID.x;
   if (lid == 0u) {
-    lookback_post(tile, (tile == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | tile_count);
     s_walk_next = tile == 0u ? LOOKBACK_DONE : tile - 1u;
     s_walk_prefix = 0u;
     s_walk_spins = 0u;
@@ -464,7 +470,10 @@ void direct_tile(uint tile) {
   const uint segment_kept = flag_segment(segment_first, keys, flags, kept_before_row);
   // the subgroups' counts in the tile (lane 0 carries its segment's count)
   const uint kept_before_segment = subgroupShuffle(workgroup_exclusive_add(lane == 0u ? segment_kept : 0u), 0u);
-  if (gl_SubgroupID == NUM_SUBGROUPS - 1u && lane == 0u) s_tile_count = kept_before_segment + segment_kept;
+  if (gl_SubgroupID == NUM_SUBGROUPS - 1u && lane == 0u) {
+    s_tile_count = kept_before_segment + segment_kept;
+    post_tile_count(tile, kept_before_segment + segment_kept);
+  }
   barrier();
 
 #ifdef REDUCE_BY_KEY
@@ -668,7 +677,10 @@ void staged_tile(uint tile) {
     const uint segment_kept = flag_segment(segment_first, keys, flags, kept_before_row);
     // the subgroups' counts in the sub-tile (lane 0 carries its segment's count)
     const uint kept_before_segment = subgroupShuffle(workgroup_exclusive_add(lane == 0u ? segment_kept : 0u), 0u);
-    if (gl_SubgroupID == NUM_SUBGROUPS - 1u && lane == 0u) s_tile_count = kept_before_segment + segment_kept;
+    if (gl_SubgroupID == NUM_SUBGROUPS - 1u && lane == 0u) {
+      s_tile_count = kept_before_segment + segment_kept;
+      if (part + 1u == SUBTILES) post_tile_count(tile, tile_kept + kept_before_segment + segment_kept); // (before staging)
+    }
     stage_records(as_keys, keys, flags, segment_first, tile, tile_kept + kept_before_segment, kept_before_row);
     barrier();
     tile_kept += s_tile_count; // (rewritten only after the next sub-tile's workgroup_exclusive_add's barriers)
