@@ -3,16 +3,18 @@
 // The look-back family in one pass (the contract: gs_compact_push in kernel_interface.h):
 // select, partition, unique and, compiled with REDUCE_BY_KEY, reduce-by-key.
 //
-// A tile is WORKGROUP_SIZE x ITEMS keys; each subgroup holds a segment of SUBGROUP_SIZE x
-// ITEMS consecutive keys in ROWS rows, and in each row lane l holds the VEC consecutive keys
+// A sub-tile is WORKGROUP_SIZE x ITEMS keys, and a tile one sub-tile (unique, reduce-by-key)
+// or SUBTILES of them (select, partition); in a sub-tile each subgroup holds a segment of
+// SUBGROUP_SIZE x ITEMS consecutive keys in ROWS rows, and in each row lane l holds the VEC consecutive keys
 // that one 16-byte load brings (as the scan's tiles do). So every load of a row is one
 // contiguous stretch of the subgroup's lanes, and kept keys of a row land side by side in the
 // output, where an invocation holding ITEMS consecutive keys wrote 32 scattered places at
 // once. Per tile:
 //   1. flag each key (predicate, or "first of a run of equal keys"), rank the flags of each
-//      row across the subgroup, and the subgroups' counts in the tile;
-//   2. post the tile's count and look back for the count kept before it (lib/lookback.glsl:
-//      30-bit count descriptors, a bounded wait, then the tile counts the stalled one itself);
+//      row across the subgroup, and the subgroups' counts in the tile; post the tile's count
+//      as soon as it is known (successors wait for it);
+//   2. look back for the count kept before the tile (lib/lookback.glsl: 30-bit count
+//      descriptors, a bounded wait, then the tile counts the stalled one itself);
 //   3. reduce-by-key only: the value of the run still open at the tile's start comes from a
 //      second look-back over the scan's descriptors (lib/scan_lookback.glsl), where a tile's
 //      value is the combination since its last run head, and a tile holding a head posts it as
@@ -20,9 +22,9 @@
 //      encoding), a run's length inside the tile comes from its head's position, with no
 //      segmented scan of the values (fewer registers: 64 against 80 on an H100);
 //   4. write every kept key (and index, and value) to its place: select and partition from a
-//      copy of the tile in output order that waits in shared memory during steps 2 and 3
-//      (contiguous stores; their tiles are SUBTILES sub-tiles, each through step 1 in turn
-//      before one look-back), the others straight from registers.
+//      copy of the tile's records (keys, or positions in the tile) in output order that waits
+//      in shared memory during step 2 (contiguous stores; each sub-tile goes through step 1 in
+//      turn before the one look-back), the others straight from registers.
 #if KEY_BITS == 64 || (defined(REDUCE_BY_KEY) && (IN_BITS == 64 || ACC_REP == 2 || ACC_REP == 4))
 #define NEEDS_INT64
 #endif
@@ -44,9 +46,10 @@ layout(push_constant, std430) uniform Push { gs_compact_push pc; };
 
 layout(constant_id = GS_SPEC_TILE_ROWS) const uint ITEMS = 8; // keys per invocation, a multiple of VEC, at most 32
 layout(constant_id = GS_SPEC_COMPACT_MODE) const uint MODE = GS_COMPACT_SELECT;
-layout(constant_id = GS_SPEC_COMPACT_SUBTILES) const uint SUBTILES = 1; // reduce-by-key: 1
+layout(constant_id = GS_SPEC_COMPACT_SUBTILES) const uint SUBTILES = 1; // select and partition only
+const bool STAGED_STORES = GS_COMPACT_STAGES(MODE); // select and partition (see staged_tile)
 const uint SUBTILE = WORKGROUP_SIZE * ITEMS;
-const uint TILE = SUBTILE * SUBTILES;
+const uint TILE = STAGED_STORES ? SUBTILE * SUBTILES : SUBTILE;
 const uint VEC = 128u / KEY_BITS;            // keys of one 16-byte load
 const uint ROWS = ITEMS / VEC;
 const uint SEGMENT = SUBGROUP_SIZE * ITEMS;  // the keys of one subgroup
@@ -221,8 +224,13 @@ void write_index(uint at, uint g) {
 const uint WALK_WIDTH = WORKGROUP_SIZE < 32u ? WORKGROUP_SIZE : 32u;
 shared uint s_walk_next, s_walk_prefix, s_walk_spins, s_walk_count, s_walk_empty, s_walk_inclusive;
 
-// Posts the tile's own count (inclusive for tile 0): by the invocation that first knows it, as
-// soon as it does, so that successors wait less.
+// The invocation that posts the tile's counts: lane 0 of the last subgroup, which learns the
+// tile's count first. Both posts come from it, so the inclusive one cannot be overtaken by the
+// earlier aggregate (barriers order shared memory only).
+bool posts_counts() { return gl_SubgroupID == NUM_SUBGROUPS - 1u && gl_SubgroupInvocationID == 0u; }
+
+// Posts the tile's own count (inclusive for tile 0), as soon as it is known, so that successors
+// wait less (from posts_counts()'s invocation).
 void post_tile_count(uint tile, uint tile_count) {
   lookback_post(tile, (tile == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | tile_count);
 }
@@ -276,7 +284,7 @@ uint count_before(uint tile, uint tile_count) {
     }
     barrier();
   }
-  if (lid == 0u && tile != 0u) lookback_post(tile, LOOKBACK_INCLUSIVE | (s_walk_prefix + tile_count));
+  if (posts_counts() && tile != 0u) lookback_post(tile, LOOKBACK_INCLUSIVE | (s_walk_prefix + tile_count));
   return s_walk_prefix;
 }
 
@@ -354,7 +362,6 @@ key_t shuffle_key(key_t k, uint lane) {
 // u32 keys, 256 x 16 keys a sub-tile, same run: select 1.20 ms in 2 sub-tiles against 1.32
 // in 1; 4 or 5 sub-tiles of 8 keys an invocation took 1.36 and 1.69, as fewer loads are in
 // flight). Unique keeps its direct stores: staged, it took 1.06 ms against 0.96.
-const bool STAGED_STORES = GS_COMPACT_STAGES(MODE);
 const uint KEY_WORDS = KEY_BITS / 32u;
 shared uint s_staged[STAGED_STORES ? TILE * KEY_WORDS : 1u]; // word w of record s at w * TILE + s
 
@@ -470,7 +477,7 @@ void direct_tile(uint tile) {
   const uint segment_kept = flag_segment(segment_first, keys, flags, kept_before_row);
   // the subgroups' counts in the tile (lane 0 carries its segment's count)
   const uint kept_before_segment = subgroupShuffle(workgroup_exclusive_add(lane == 0u ? segment_kept : 0u), 0u);
-  if (gl_SubgroupID == NUM_SUBGROUPS - 1u && lane == 0u) {
+  if (posts_counts()) {
     s_tile_count = kept_before_segment + segment_kept;
     post_tile_count(tile, kept_before_segment + segment_kept);
   }
@@ -677,7 +684,7 @@ void staged_tile(uint tile) {
     const uint segment_kept = flag_segment(segment_first, keys, flags, kept_before_row);
     // the subgroups' counts in the sub-tile (lane 0 carries its segment's count)
     const uint kept_before_segment = subgroupShuffle(workgroup_exclusive_add(lane == 0u ? segment_kept : 0u), 0u);
-    if (gl_SubgroupID == NUM_SUBGROUPS - 1u && lane == 0u) {
+    if (posts_counts()) {
       s_tile_count = kept_before_segment + segment_kept;
       if (part + 1u == SUBTILES) post_tile_count(tile, tile_kept + kept_before_segment + segment_kept); // (before staging)
     }

@@ -1071,6 +1071,7 @@ static void compact_file(gpusort_context *ctx, const compact_layout *cl, const g
            descr ? " (.npy)" : "", (unsigned long long)n, context_name);
   expect(rc == GPUSORT_OK && report_matches_file(&r, out_file, n) && r.input_bytes == n * cl->record &&
              (n == 0 || r.stage_seconds[GPUSORT_STAGE_COMPACT] > 0) && (n == 0 || r.tile_items > 0) &&
+             r.tile_items == r.tile_invocations * r.tile_items_per_invocation && /* (over select's sub-tiles) */
              (several_batches ? r.batches > 1 : r.batches == (n ? 1u : 0u)),
          label);
   free(got), free(want), free(in);

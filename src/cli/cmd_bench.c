@@ -200,7 +200,7 @@ static int bench_named(const bench_args *o, gpusort_context *ctx) {
     }
     if (ran++ == 0 && o->compact)
       printf("u32 keys: select and partition of uniform keys (the upper half kept); unique, rle and reduce-by-key\n"
-             "of sorted keys with n/16 distinct values (CUB's inputs); tile %u keys; median of %llu runs; GPU\n"
+             "of sorted keys with n/16 distinct values (CUB's inputs); select's tile %u keys; median of %llu runs; GPU\n"
              "timestamps; GB/s counts 4 bytes read and 4 written per key; copy = the keys copied by a compute "
              "kernel\n",
              r.lookback_tile, (unsigned long long)o->reps);

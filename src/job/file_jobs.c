@@ -557,7 +557,7 @@ static void report_compact(const gs_compact_engine *e, gpusort_report *report) {
   s[GPUSORT_STAGE_ASSEMBLE] += e->assemble;
   if (e->compact) {
     report->tile_invocations = e->compact->workgroup_size;
-    report->tile_items_per_invocation = e->compact->items;
+    report->tile_items_per_invocation = e->compact->items * e->compact->subtiles; /* (over its sub-tiles) */
     report->tile_items = e->compact->tile;
   }
   report->batches = (uint32_t)(e->chunks > UINT32_MAX ? UINT32_MAX : e->chunks);

@@ -16,12 +16,13 @@ enum { VALUE_DESCRIPTOR_BYTES = 5 * 4 };
 
 static bool reduces(const gs_compact_config *c) { return c->mode == GS_COMPACT_REDUCE_BY_KEY; }
 
-/* Shared memory of a tile: select, partition and unique stage its records in output order
+/* Shared memory of a tile: select and partition stage its records in output order
  * (compact.comp's s_staged), and every mode keeps a few words per subgroup and the walk's
  * (a generous bound for those). */
-static uint32_t shared_bytes_for(const gs_compact_config *c, uint32_t workgroup, uint32_t subgroup, uint32_t items,
+static uint64_t shared_bytes_for(const gs_compact_config *c, uint32_t workgroup, uint32_t subgroup, uint32_t items,
                                  uint32_t subtiles, unsigned key_bytes) {
-  return (GS_COMPACT_STAGES(c->mode) ? workgroup * items * subtiles * key_bytes : 0) + workgroup / subgroup * 32 + 256;
+  return (GS_COMPACT_STAGES(c->mode) ? (uint64_t)workgroup * items * subtiles * key_bytes : 0) +
+         workgroup / subgroup * 32 + 256;
 }
 
 static gs_scan_config value_scan(const gs_compact_config *c) {
@@ -77,6 +78,7 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    * 1.39; u64 keys and u64 counts unmeasured, so they keep 256). */
   const bool wide_rle = config->count_runs && key_bytes == 4 && config->acc == GS_KEY_U32;
   uint32_t subtiles = GS_COMPACT_STAGES(config->mode) && device_config->compact_subtiles ? device_config->compact_subtiles : 1;
+  if (subtiles > 64) subtiles = 64; /* (a knob's; shared memory allows far fewer on any device) */
   uint32_t most = config->mode == GS_COMPACT_PARTITION && subtiles == 1 ? 384 : wide_rle ? 512 : 256;
   if (most > dev->info.max_workgroup_size) most = dev->info.max_workgroup_size;
   const uint32_t base = device_config->compact_workgroup_size;
@@ -97,7 +99,8 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
       c->workgroup_size < 64 || c->items == 0)
     return gs_fail(GPUSORT_ERROR_USAGE, "compaction tile of %u invocations x %u keys does not suit this device",
                    c->workgroup_size, c->items);
-  const uint32_t shared = shared_bytes_for(config, c->workgroup_size, dev->subgroup_size, c->items, c->subtiles, key_bytes);
+  const uint32_t shared =
+      (uint32_t)shared_bytes_for(config, c->workgroup_size, dev->subgroup_size, c->items, c->subtiles, key_bytes);
   if (shared > dev->info.max_shared_bytes)
     return gs_fail(GPUSORT_ERROR_NO_DEVICE, "a compaction tile needs %u bytes of shared memory; %s offers %u", shared,
                    dev->info.name, dev->info.max_shared_bytes);

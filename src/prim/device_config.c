@@ -67,7 +67,7 @@ typedef struct {
   uint64_t bitonic_max_keys;
   bool hold_keys; /* sort keys wait in shared memory while ranked (radix_onesweep.comp) */
   uint32_t compact_workgroup; /* the look-back family's workgroup; 0: the scan's */
-  uint32_t compact_subtiles;  /* sub-tiles per look-back of select, partition and unique (0: 1) */
+  uint32_t compact_subtiles;  /* sub-tiles per look-back of select and partition (0: 1) */
 } preset;
 
 /* submit_keys: lavapipe runs a sort pass at about 15 M keys/s on two cores (2^22 keys: a

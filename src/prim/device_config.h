@@ -25,7 +25,7 @@ typedef struct {
   uint32_t scan_rows;               /* 16-byte vectors per invocation of a scan tile (a widened
                                      * accumulator's scan takes at most 8) */
   uint32_t compact_workgroup_size;  /* the look-back family's, before each mode's cap (compact.c) */
-  uint32_t compact_subtiles;        /* sub-tiles of select, partition and unique per look-back (compact.c) */
+  uint32_t compact_subtiles;        /* sub-tiles of select and partition per look-back (compact.c) */
   uint32_t lookback_spin;           /* polls of an empty descriptor before recounting */
   /* Keys one submission's sort pass covers at most, about a quarter of a second of work on
    * the device (desktop watchdogs reset a GPU after about two seconds); 0: no bound. */
