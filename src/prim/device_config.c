@@ -47,7 +47,7 @@ enum { ANY = 0 };
  * (compact.comp; H100, 2^28 u32 keys, 256 x 16 keys a sub-tile, same run: select 1.20 ms
  * against 1.43 before, partition 1.40 against 1.62 in its 384 x 16 tiles before; lavapipe, 2^20
  * keys, `bench --compact`: select 18.9 to 21.1 ms in 2 against 22.4 to 23.0 in 1, partition 16.7
- * to 17.7 against 20.0 to 20.2). The AMD and Intel rows carry the
+ * to 18.1 against 20.0 to 20.2). The AMD and Intel rows carry the
  * earlier shapes at 32 lanes, unmeasured (but 32-bit keys with 64-bit values take the pairs'
  * 9 keys, 5 before 0.7.2). lavapipe runs subgroups of 8 only and keeps its keys
  * in registers. lavapipe (Mesa 22.3, two cores; `gpusort bench --sizes 2^22 --algo
