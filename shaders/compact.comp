@@ -20,11 +20,13 @@
 //      value is the combination since its last run head, and a tile holding a head posts it as
 //      inclusive at once (a segmented scan); compiled with COUNT_RUNS as well (run-length
 //      encoding), a run's length inside the tile comes from its head's position, with no
-//      segmented scan of the values (fewer registers: 64 against 80 on an H100);
+//      segmented scan of the values;
 //   4. write every kept key (and index, and value) to its place: select and partition from a
 //      copy of the tile's records (keys, or positions in the tile) in output order that waits
 //      in shared memory during step 2 (contiguous stores; each sub-tile goes through step 1 in
-//      turn before the one look-back), the others straight from registers.
+//      turn before the one look-back); unique and reduce-by-key with the flags kept in
+//      registers, reading kept keys (and values) again from the input, now in cache; rle with
+//      its keys kept in registers.
 #if KEY_BITS == 64 || (defined(REDUCE_BY_KEY) && (IN_BITS == 64 || ACC_REP == 2 || ACC_REP == 4))
 #define NEEDS_INT64
 #endif
@@ -221,6 +223,8 @@ void write_index(uint at, uint g) {
 // iterations in all). Decisions travel through shared memory under barriers, so no subgroup
 // operation's convergence is relied on (see above). A predecessor that stays empty for
 // LOOKBACK_SPIN_LIMIT steps is counted by the whole workgroup.
+// (H100, 2^28 u32 keys, same run: 64 wide, unique took 0.947 ms against 0.921 at 32; the whole
+// workgroup's 256, 1.066, and select 1.103 against 1.069.)
 const uint WALK_WIDTH = WORKGROUP_SIZE < 32u ? WORKGROUP_SIZE : 32u;
 shared uint s_walk_next, s_walk_prefix, s_walk_spins, s_walk_count, s_walk_empty, s_walk_inclusive;
 
@@ -467,9 +471,14 @@ uint flag_segment(uint segment_first, out key_t keys[ITEMS], out uint flags, out
   return segment_kept;
 }
 
-// Unique, reduce-by-key and rle: a tile of one sub-tile, its kept keys (and values) written
-// straight from registers after the look-back.
-void direct_tile(uint tile) {
+#ifdef REDUCE_BY_KEY
+// Reduce-by-key and rle: a tile of one sub-tile. Reduce-by-key reads its kept keys and its
+// values again from the input, now in cache, as it writes its runs after the look-back: 48
+// registers on an H100 for u32 keys and values, against 80 when every key and running value
+// waited in registers across the look-back (2^28 u32 keys, same run: 1.72 ms against 1.96; 64
+// registers and 1.74 ms with the keys kept). Rle keeps its keys in registers: it takes 64
+// either way, and reading them again took 1.26 ms against 1.15.
+void runs_tile(uint tile) {
   const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
   const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
   key_t keys[ITEMS];
@@ -483,7 +492,6 @@ void direct_tile(uint tile) {
   }
   barrier();
 
-#ifdef REDUCE_BY_KEY
 #ifdef COUNT_RUNS
   // Run lengths: a run ending at key g has length g + 1 - its head's position, and as heads'
   // positions only grow, its head is the greatest head position <= g. Per row, the last head
@@ -525,10 +533,9 @@ void direct_tile(uint tile) {
   barrier();
   const uint heads_before_segment = s_segment_last_head[gl_SubgroupID];
 #else
-  // Values along the runs. running[i]: the values of key i's run since its row-chunk's first
-  // key (or since its head); per row, (head_before_row, value_before_row): everything in the
-  // segment before this lane's chunk, as a segmented scan's (head, value) pair.
-  rep_t running[ITEMS];
+  // Values along the runs. Per row, (head_before_row, value_before_row): everything in the
+  // segment before this lane's chunk, as a segmented scan's (head, value) pair (the chunk's own
+  // values are read again as its runs are written).
   bool head_before_row[ROWS];
   rep_t value_before_row[ROWS];
   bool segment_head = false;
@@ -540,7 +547,6 @@ void direct_tile(uint tile) {
     [[unroll]] for (uint k = 0u; k < VEC; k++) {
       const uint i = r * VEC + k;
       segment_combine(head_in, value_in, (flags & (1u << i)) != 0u, value_at(first + k));
-      running[i] = value_in;
     }
     for (uint d = 1u; d < SUBGROUP_SIZE; d <<= 1) { // inclusive segmented scan over the lanes
       const bool head_up = subgroupShuffleUp(head_in, d);
@@ -586,26 +592,22 @@ void direct_tile(uint tile) {
   const uint next_lane_flags = subgroupShuffleDown(flags, 1u), lane0_flags = subgroupShuffle(flags, 0u);
   const uint segment_end = segment_first + SEGMENT;
   const bool next_segment_opens = segment_end >= pc.n || starts_run(segment_end, key_at(segment_end));
-#endif
 
   // 2. The count kept before this tile (by the whole workgroup).
   const uint count_prefix = count_before(tile, s_tile_count);
   if (lid == 0u) {
     s_count_before = count_prefix;
-#ifdef REDUCE_BY_KEY
     // 3. The value of the run open at the tile's start, from the tiles before.
     if (!first_is_head) {
       const rep_t prefix = scan_look_back_serial(tile);
       if (!tile_has_head) scan_post(tile, SCAN_INCLUSIVE, combine(prefix, s_value_before));
       s_value_before = prefix;
     }
-#endif
   }
   barrier();
   if (tile + 1u == pc.tiles && lid == 0u) WordArray(pc.control).words[1] = s_count_before + s_tile_count;
 
-  // 4. Everything kept to its place.
-#ifdef REDUCE_BY_KEY
+  // 4. Every run to its place.
   const uint kept_before = s_count_before + kept_before_segment; // (row by row)
   const rep_t open_run = first_is_head ? rep_identity() : s_value_before;
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
@@ -613,6 +615,8 @@ void direct_tile(uint tile) {
     const uint first = row_first(segment_first, r);
 #ifdef COUNT_RUNS
     uint last_head = heads_before_row[r] != 0u ? heads_before_row[r] : heads_before_segment;
+#else
+    rep_t chunk_value = rep_identity(); // the values of key g's run since the chunk's first key (or its head), read again
 #endif
     [[unroll]] for (uint k = 0u; k < VEC; k++) {
       const uint i = r * VEC + k, g = first + k;
@@ -623,10 +627,17 @@ void direct_tile(uint tile) {
       if ((flags & (1u << i)) != 0u) last_head = g + 1u;
 #endif
       if ((flags & (1u << i)) != 0u) {
+#ifdef COUNT_RUNS
         if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = keys[i];
+#else
+        if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = key_at(g);
+#endif
         if ((pc.flags & GS_COMPACT_INDICES) != 0u) Indices(pc.indices_out).indices[at] = g;
         at++;
       }
+#ifndef COUNT_RUNS
+      chunk_value = (flags & (1u << i)) != 0u ? value_at(g) : combine(chunk_value, value_at(g));
+#endif
       bool ends; // the key after g opens a run (or there is none)
       if (g + 1u == pc.n) ends = true;
       else if (k + 1u < VEC) ends = (flags & (2u << i)) != 0u;
@@ -639,7 +650,7 @@ void direct_tile(uint tile) {
             bits_from_rep(last_head != 0u ? rep_t(g + 2u - last_head) : combine(open_run, rep_t(g + 1u - tile * TILE)));
 #else
       if (ends) { // the run's value, with what came before this chunk if it started there
-        rep_t value = running[i];
+        rep_t value = chunk_value;
         if ((flags & (((2u << k) - 1u) << (r * VEC))) == 0u) {
           value = combine(value_before_row[r], value);
           if (!head_before_row[r]) {
@@ -652,24 +663,55 @@ void direct_tile(uint tile) {
 #endif
     }
   }
-#else
-  const uint count_before_tile = s_count_before;
-  [[unroll]] for (uint r = 0u; r < ROWS; r++) { // row by row
-    uint at = count_before_tile + kept_before_segment + kept_before_row[r]; // output index of this lane's next kept key
+}
+#endif
+
+#ifndef REDUCE_BY_KEY
+// Unique: a tile of one sub-tile of which only the flags stay in registers across the
+// look-back; each kept key is read again from the input, now in cache, as it is written, and
+// each row's ranks are taken again. H100, 2^28 u32 keys, same run: 0.92 ms at 32 registers
+// against 0.94 with the keys and ranks in registers (40); in 2, 3 or 4 sub-tiles under one
+// look-back (as select's) 0.97, 1.06 and 1.26.
+void unique_tile(uint tile) {
+  const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
+  const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
+  // 1. Flags and the tile's count.
+  uint flags, kept_before_segment;
+  {
+    key_t keys[ITEMS];
+    uint kept_before_row[ROWS];
+    const uint segment_kept = flag_segment(segment_first, keys, flags, kept_before_row);
+    kept_before_segment = subgroupShuffle(workgroup_exclusive_add(lane == 0u ? segment_kept : 0u), 0u);
+    if (posts_counts()) {
+      s_tile_count = kept_before_segment + segment_kept;
+      post_tile_count(tile, kept_before_segment + segment_kept);
+    }
+    barrier();
+  }
+
+  // 2. The count kept before this tile (by the whole workgroup).
+  const uint count_prefix = count_before(tile, s_tile_count);
+  if (lid == 0u) s_count_before = count_prefix;
+  barrier();
+  if (tile + 1u == pc.tiles && lid == 0u) WordArray(pc.control).words[1] = s_count_before + s_tile_count;
+
+  // 3. Every kept key, read again, to its place.
+  uint row_at = s_count_before + kept_before_segment; // output index of the row's first kept key
+  [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+    const uint row_flags = (flags >> (r * VEC)) & VEC_MASK;
+    uint at = row_at + subgroupExclusiveAdd(bitCount(row_flags));
+    row_at += subgroupAdd(bitCount(row_flags));
     const uint first = row_first(segment_first, r);
     [[unroll]] for (uint k = 0u; k < VEC; k++) {
-      const uint i = r * VEC + k, g = first + k;
-      if ((flags & (1u << i)) != 0u) {
-        if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = keys[i];
-        if ((pc.flags & GS_COMPACT_INDICES) != 0u) write_index(at, g);
+      if ((row_flags & (1u << k)) != 0u) {
+        if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = key_at(first + k);
+        if ((pc.flags & GS_COMPACT_INDICES) != 0u) write_index(at, first + k);
         at++;
       }
     }
   }
-#endif
 }
 
-#ifndef REDUCE_BY_KEY
 // Select and partition: SUBTILES sub-tiles staged in shared memory, one look-back, then the
 // staged records written out.
 void staged_tile(uint tile) {
@@ -711,9 +753,9 @@ void main() {
   const uint tile = s_ticket;
   if (tile >= pc.tiles) return; // surplus workgroup of a folded dispatch
 #ifdef REDUCE_BY_KEY
-  direct_tile(tile);
+  runs_tile(tile);
 #else
   if (STAGED_STORES) staged_tile(tile);
-  else direct_tile(tile);
+  else unique_tile(tile);
 #endif
 }

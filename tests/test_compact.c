@@ -445,8 +445,8 @@ static void check_reduce(tester *t, gs_key_type key, gs_key_type value, gs_key_t
 }
 
 /* The keys of one tile of a compaction (the members' tiles can differ: select's and
- * partition's are staged in shared memory, and partition and rle take more invocations on
- * some devices). */
+ * partition's are staged in shared memory, and each mode bounds its invocations and rows by
+ * what it keeps in registers: src/prim/compact.c). */
 static uint64_t tile_of(tester *t, gs_compact_config config) {
   gs_compact c;
   if (gs_compact_create(t->dev, &t->ctx.memops, &t->ctx.config, &config, &c)) return 1024;
@@ -458,15 +458,19 @@ static uint64_t tile_of(tester *t, gs_compact_config config) {
 static void run_type(tester *t, gs_key_type type) {
   const gs_key_info *info = gs_key_info_of(type);
   const uint64_t sg = t->dev->subgroup_size, tile = tile_of(t, (gs_compact_config){.mode = GS_COMPACT_UNIQUE, .key = type});
-  uint64_t sizes[24] = {0, 1};
+  uint64_t sizes[28] = {0, 1};
   size_t count = 2;
   if (!t->small) sizes[count++] = 7, sizes[count++] = sg - 1, sizes[count++] = sg + 1, sizes[count++] = 40 * tile + 3;
-  /* each tile's edges: the family's, then select's, partition's and rle's where they differ */
+  /* each tile's edges: unique's, then select's, partition's, rle's and reduce-by-key's (of u32
+   * sums) where they differ */
   const uint64_t tiles[] = {tile, tile_of(t, (gs_compact_config){.mode = GS_COMPACT_SELECT, .key = type}),
                             tile_of(t, (gs_compact_config){.mode = GS_COMPACT_PARTITION, .key = type}),
                             tile_of(t, (gs_compact_config){.mode = GS_COMPACT_REDUCE_BY_KEY, .key = type,
                                                            .value = GS_KEY_U32, .acc = GS_KEY_U32,
-                                                           .op = GS_SCAN_SUM, .count_runs = true})};
+                                                           .op = GS_SCAN_SUM, .count_runs = true}),
+                            tile_of(t, (gs_compact_config){.mode = GS_COMPACT_REDUCE_BY_KEY, .key = type,
+                                                           .value = GS_KEY_U32, .acc = GS_KEY_U32,
+                                                           .op = GS_SCAN_SUM})};
   for (size_t k = 0; k < sizeof tiles / sizeof tiles[0]; k++) {
     bool seen = false;
     for (size_t j = 0; j < k; j++) seen = seen || tiles[j] == tiles[k];

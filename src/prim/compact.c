@@ -66,24 +66,40 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   if (rc) return rc;
   const unsigned key_bytes = gs_key_info_of(config->key)->bytes;
   /* The family's workgroup (512 on NVIDIA, else the scan's: device_config.c) and the scan's
-   * rows, within at most 256 invocations and 4 rows of 16 bytes each (16 u32 or 8 u64 keys): on
-   * an H100, `bench --compact` of 2^28 u32 keys (GPUSORT_SCAN_ROWS,
-   * GPUSORT_SCAN_WORKGROUP) selected in 1.53 ms at 256 x 4 rows, 1.74 at 256 x 2, 1.59 at
-   * 128 x 4 and 1.86 at 128 x 2 (CUB: 0.70); 8 rows, or 384 or 512 invocations, made it at
-   * most 5% faster (in a build that chose them at run time), and rle and reduce-by-key slower
-   * (more registers). Partition, whose staged tiles write every record, takes up to 384 in
-   * tiles of one sub-tile: 1.63 ms against 1.98 at 256 (same run), but in two sub-tiles of 256
-   * x 16 keys (the NVIDIA preset's) 1.40 ms (another run, against 1.62 at 384 x 16 in one);
-   * rle of u32 keys up to 512: 1.31 ms against 1.47 at 256 (same run; on an H200 1.28 against
-   * 1.39; u64 keys and u64 counts unmeasured, so they keep 256). */
-  const bool wide_rle = config->count_runs && key_bytes == 4 && config->acc == GS_KEY_U32;
+   * rows of 16-byte loads (16 u32 or 8 u64 keys in 4), within each mode's bounds on
+   * invocations, rows and loads a tile (workgroup x rows), set by what its tile keeps in
+   * registers across the look-back. On an H100, 2^28 u32 keys, `bench --compact`:
+   *  - select and partition stage their tiles in shared memory, at most 256 x 4 rows a sub-tile:
+   *    select took 1.53 ms at 256 x 4 rows, 1.74 at 256 x 2, 1.59 at 128 x 4 and 1.86 at 128 x
+   *    2 (in one sub-tile; CUB: 0.70); 8 rows, or 384 or 512 invocations, made it at most 5%
+   *    faster. Partition in tiles of one sub-tile takes up to 384: 1.63 ms against 1.98 at 256
+   *    (same run), but in two sub-tiles of 256 x 16 keys (the NVIDIA preset's) 1.40 ms (another
+   *    run, against 1.62 at 384 x 16 in one);
+   *  - unique keeps only its flags: 512 x 8 rows took 0.847 ms, 512 x 4 0.862, 384 x 4 0.883,
+   *    256 x 4 0.896, 256 x 8 0.956, 128 x 8 1.027 (same run);
+   *  - rle of u32 keys keeps them, 64 registers at 512 x 4 rows: 1.15 ms, against 1.35 at 512
+   *    x 2, 1.47 at 512 x 8 (122 registers), 1.40 at 256 x 8 (same run); before, 1.31 against
+   *    1.47 at 256 x 4 (on an H200 1.28 against 1.39);
+   *  - reduce-by-key of u32 keys and sums: 512 x 2 rows took 1.64 ms (32 registers), 256 x 4
+   *    1.72 (48), 512 x 4 1.86 (59), 256 x 8 2.65 (128; same run).
+   * 64-bit keys, values or counts in rle and reduce-by-key are unmeasured and keep 256
+   * invocations. lavapipe (128 invocations, 2^20 u32 keys): 8 rows took 6.6 to 7.0 ms against
+   * 8.1 to 8.6 at 4 for unique, 7.0 to 7.7 against 8.6 to 8.7 for rle, 12.4 to 13.4 against
+   * 15.4 for reduce-by-key (two runs each); so the modes' bounds are on loads, not rows. */
+  const bool narrow = key_bytes == 4 && (!reduces(config) || (gs_key_info_of(config->value)->bytes == 4 &&
+                                                                gs_key_info_of(config->acc)->bytes == 4));
   uint32_t subtiles = GS_COMPACT_STAGES(config->mode) && device_config->compact_subtiles ? device_config->compact_subtiles : 1;
   if (subtiles > 64) subtiles = 64; /* (a knob's; shared memory allows far fewer on any device) */
-  uint32_t most = config->mode == GS_COMPACT_PARTITION && subtiles == 1 ? 384 : wide_rle ? 512 : 256;
+  uint32_t most = 256, most_rows = 4, most_loads = 4096;
+  if (config->mode == GS_COMPACT_PARTITION && subtiles == 1) most = 384;
+  if (config->mode == GS_COMPACT_UNIQUE) most = 512, most_rows = 8;
+  if (reduces(config)) most = narrow ? 512 : 256, most_rows = 8, most_loads = config->count_runs ? 2048 : 1024;
   if (most > dev->info.max_workgroup_size) most = dev->info.max_workgroup_size;
   const uint32_t base = device_config->compact_workgroup_size;
   c->workgroup_size = base < most ? base : most;
-  uint32_t rows = device_config->scan_rows < 4 ? device_config->scan_rows : 4;
+  if (most_rows > most_loads / c->workgroup_size) most_rows = most_loads / c->workgroup_size;
+  uint32_t rows = device_config->scan_rows < most_rows ? device_config->scan_rows : most_rows;
+  if (rows == 0) rows = 1;
   const uint32_t vec = key_bytes == 8 ? 2 : 4; /* keys of one 16-byte load */
   /* fewer sub-tiles, then fewer rows, where shared memory is short (a device with the 16 KiB
    * Vulkan promises) */
