@@ -482,10 +482,11 @@ uint flag_segment(uint segment_first, out key_t keys[ITEMS], out uint flags, out
 
 #ifdef REDUCE_BY_KEY
 // Reduce-by-key and rle: a tile of one sub-tile. Reduce-by-key reads its kept keys and its
-// values again from the input, now in cache, as it writes its runs after the look-back: 48
-// registers on an H100 for u32 keys and values, against 80 when every key and running value
-// waited in registers across the look-back (2^28 u32 keys, same run: 1.72 ms against 1.96; 64
-// registers and 1.74 ms with the keys kept). Rle keeps its keys in registers: it takes 64
+// values again from the input, now in cache, as it writes its runs after the look-back: in
+// tiles of 256 x 16 keys, 48 registers on an H100 for u32 keys and values, against 80 when
+// every key and running value waited in registers across the look-back (2^28 u32 keys, same
+// run: 1.72 ms against 1.96; 64 registers and 1.74 ms with the keys kept); 32 registers in
+// the 512 x 8 it now takes there (src/prim/compact.c). Rle keeps its keys in registers: it takes 64
 // either way, and reading them again took 1.26 ms against 1.15.
 void runs_tile(uint tile) {
   const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;

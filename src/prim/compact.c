@@ -84,7 +84,7 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    *  - reduce-by-key of u32 keys and sums: 512 x 2 rows took 1.64 ms (32 registers), 256 x 4
    *    1.72 (48), 512 x 4 1.86 (59), 256 x 8 2.65 (128; same run).
    * 64-bit keys, values or counts in rle and reduce-by-key are unmeasured and keep 256
-   * invocations. lavapipe (128 invocations, 2^20 u32 keys): 8 rows took 6.6 to 7.0 ms against
+   * invocations x 4 rows (a bound of 1024 loads). lavapipe (128 invocations, 2^20 u32 keys): 8 rows took 6.6 to 7.0 ms against
    * 8.1 to 8.6 at 4 for unique, 7.0 to 7.7 against 8.6 to 8.7 for rle, 12.4 to 13.4 against
    * 15.4 for reduce-by-key (two runs each); so the modes' bounds are on loads, not rows. */
   const bool narrow = key_bytes == 4 && (!reduces(config) || (gs_key_info_of(config->value)->bytes == 4 &&
@@ -94,11 +94,11 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   uint32_t most = 256, most_rows = 4, most_loads = 4096;
   if (config->mode == GS_COMPACT_PARTITION && subtiles == 1) most = 384;
   if (config->mode == GS_COMPACT_UNIQUE) most = 512, most_rows = 8;
-  if (reduces(config)) most = narrow ? 512 : 256, most_rows = 8, most_loads = config->count_runs ? 2048 : 1024;
+  if (reduces(config)) most = narrow ? 512 : 256, most_rows = 8, most_loads = config->count_runs && narrow ? 2048 : 1024;
   if (most > dev->info.max_workgroup_size) most = dev->info.max_workgroup_size;
   const uint32_t base = device_config->compact_workgroup_size;
   c->workgroup_size = base < most ? base : most;
-  if (most_rows > most_loads / c->workgroup_size) most_rows = most_loads / c->workgroup_size;
+  if (c->workgroup_size && most_rows > most_loads / c->workgroup_size) most_rows = most_loads / c->workgroup_size;
   uint32_t rows = device_config->scan_rows < most_rows ? device_config->scan_rows : most_rows;
   if (rows == 0) rows = 1;
   const uint32_t vec = key_bytes == 8 ? 2 : 4; /* keys of one 16-byte load */
