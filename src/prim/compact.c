@@ -77,7 +77,8 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    *    (same run), but in two sub-tiles of 256 x 16 keys (the NVIDIA preset's) 1.40 ms (another
    *    run, against 1.62 at 384 x 16 in one);
    *  - unique keeps only its flags: 512 x 8 rows took 0.847 ms, 512 x 4 0.862, 384 x 4 0.883,
-   *    256 x 4 0.896, 256 x 8 0.956, 128 x 8 1.027 (same run);
+   *    256 x 4 0.896, 256 x 8 0.956, 128 x 8 1.027 (same run); another run, 2^24 / 2^26 / 2^28:
+   *    512 x 4 0.068 / 0.224 / 0.857, 512 x 8 0.071 / 0.228 / 0.854, 512 x 6 0.072 / 0.231 / 0.878;
    *  - rle of u32 keys keeps them, 64 registers at 512 x 4 rows: 1.15 ms, against 1.35 at 512
    *    x 2, 1.47 at 512 x 8 (122 registers), 1.40 at 256 x 8 (same run); before, 1.31 against
    *    1.47 at 256 x 4 (on an H200 1.28 against 1.39);
@@ -93,7 +94,7 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   if (subtiles > 64) subtiles = 64; /* (a knob's; shared memory allows far fewer on any device) */
   uint32_t most = 256, most_rows = 4, most_loads = 4096;
   if (config->mode == GS_COMPACT_PARTITION && subtiles == 1) most = 384;
-  if (config->mode == GS_COMPACT_UNIQUE) most = 512, most_rows = 8;
+  if (config->mode == GS_COMPACT_UNIQUE) most = 512, most_rows = 8, most_loads = 2048;
   if (reduces(config)) most = narrow ? 512 : 256, most_rows = 8, most_loads = config->count_runs && narrow ? 2048 : 1024;
   if (most > dev->info.max_workgroup_size) most = dev->info.max_workgroup_size;
   const uint32_t base = device_config->compact_workgroup_size;
