@@ -78,16 +78,18 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    *    run, against 1.62 at 384 x 16 in one);
    *  - unique keeps only its flags: 512 x 8 rows took 0.847 ms, 512 x 4 0.862, 384 x 4 0.883,
    *    256 x 4 0.896, 256 x 8 0.956, 128 x 8 1.027 (same run); another run, 2^24 / 2^26 / 2^28:
-   *    512 x 4 0.068 / 0.224 / 0.857, 512 x 8 0.071 / 0.228 / 0.854, 512 x 6 0.072 / 0.231 / 0.878;
+   *    512 x 4 0.068 / 0.224 / 0.857, 512 x 8 0.071 / 0.228 / 0.854, 512 x 6 0.072 / 0.231 /
+   *    0.878, so 2048 loads a tile;
    *  - rle of u32 keys keeps them, 64 registers at 512 x 4 rows: 1.15 ms, against 1.35 at 512
    *    x 2, 1.47 at 512 x 8 (122 registers), 1.40 at 256 x 8 (same run); before, 1.31 against
    *    1.47 at 256 x 4 (on an H200 1.28 against 1.39);
    *  - reduce-by-key of u32 keys and sums: 512 x 2 rows took 1.64 ms (32 registers), 256 x 4
    *    1.72 (48), 512 x 4 1.86 (59), 256 x 8 2.65 (128; same run).
    * 64-bit keys, values or counts in rle and reduce-by-key are unmeasured and keep 256
-   * invocations x 4 rows (a bound of 1024 loads). lavapipe (128 invocations, 2^20 u32 keys): 8 rows took 6.6 to 7.0 ms against
-   * 8.1 to 8.6 at 4 for unique, 7.0 to 7.7 against 8.6 to 8.7 for rle, 12.4 to 13.4 against
-   * 15.4 for reduce-by-key (two runs each); so the modes' bounds are on loads, not rows. */
+   * invocations x 4 rows (a bound of 1024 loads). lavapipe (128 invocations, 2^20 u32 keys): 8
+   * rows took 6.6 to 7.0 ms against 8.1 to 8.6 at 4 for unique, 7.0 to 7.7 against 8.6 to 8.7
+   * for rle, 12.4 to 13.4 against 15.4 for reduce-by-key (two runs each); so the modes' bounds
+   * are on loads, not rows. */
   const bool narrow = key_bytes == 4 && (!reduces(config) || (gs_key_info_of(config->value)->bytes == 4 &&
                                                                 gs_key_info_of(config->acc)->bytes == 4));
   uint32_t subtiles = GS_COMPACT_STAGES(config->mode) && device_config->compact_subtiles ? device_config->compact_subtiles : 1;
