@@ -4,16 +4,11 @@
 #include <string.h>
 
 #include "util/error.h"
-#include "util/knobs.h"
 
 enum {
   CONTROL_BYTES = 256,      /* ticket counter, the total kept */
   MAX_ELEMENTS = 0x3FFFFF00 /* counts in a descriptor's 30 bits */
 };
-
-/* Reduce-by-key's value descriptors (lib/scan_lookback.glsl): status, aggregate and inclusive
- * (split), or status and value in one 64-bit word (packed). */
-static VkDeviceSize value_descriptor_bytes(const gs_compact *c) { return c->split_descriptors ? 5 * 4 : 8; }
 
 static bool reduces(const gs_compact_config *c) { return c->mode == GS_COMPACT_REDUCE_BY_KEY; }
 
@@ -125,9 +120,7 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
     return gs_fail(GPUSORT_ERROR_NO_DEVICE, "a compaction tile needs %u bytes of shared memory; %s offers %u", shared,
                    dev->info.name, dev->info.max_shared_bytes);
   c->tile = c->workgroup_size * c->items * c->subtiles;
-  /* as the scan's: packed where 64-bit atomics allow (GPUSORT_SCAN_SPLIT=1 forces split) */
-  c->split_descriptors = reduces(config) && (gs_key_info_of(config->acc)->bytes == 8 || !dev->int64_atomics || !dev->int64 ||
-                                               gs_knobs_get()->scan_split);
+  c->split_descriptors = reduces(config) && gs_scan_descriptors_split(dev, config->acc);
   char name[64];
   const gs_scan_config values = value_scan(config);
   const char *layout = c->split_descriptors ? "_split" : "";
@@ -180,7 +173,7 @@ static VkDeviceSize value_descriptors_at(const gs_compact *c, uint64_t n) {
 
 VkDeviceSize gs_compact_state_bytes(const gs_compact *c, uint64_t max_n) {
   const VkDeviceSize counts = value_descriptors_at(c, max_n);
-  return reduces(&c->config) ? counts + round16(tiles_of(c, max_n) * value_descriptor_bytes(c)) : counts;
+  return reduces(&c->config) ? counts + round16(tiles_of(c, max_n) * gs_scan_descriptor_bytes(c->split_descriptors)) : counts;
 }
 
 int gs_compact_record(const gs_compact *c, VkCommandBuffer cb, uint64_t n, const gs_compact_run *run,

@@ -64,6 +64,10 @@ static int make_kernel(gs_scan *s, gs_kernel *k, int mode, bool spine, bool spli
   return gs_kernel_create(s->dev, k, name, sizeof(gs_scan_push), spec, sizeof spec / sizeof spec[0]);
 }
 
+bool gs_scan_descriptors_split(const gs_device *dev, gs_key_type acc) {
+  return gs_key_info_of(acc)->bytes == 8 || !dev->int64_atomics || !dev->int64 || gs_knobs_get()->scan_split;
+}
+
 int gs_scan_create(gs_device *dev, const gs_memops *memops, const gs_device_config *device_config,
                    const gs_scan_config *config, gs_scan *s) {
   memset(s, 0, sizeof *s);
@@ -83,9 +87,7 @@ int gs_scan_create(gs_device *dev, const gs_memops *memops, const gs_device_conf
    * as 16 rows of elements kept at their width */
   if (acc->bytes > in->bytes && s->rows > 8) s->rows = 8;
   s->tile = s->workgroup_size * s->rows * (in->bytes == 8 ? 2 : 4);
-  /* Packed descriptors need 64-bit atomics and fit 32-bit accumulators; GPUSORT_SCAN_SPLIT=1
-   * forces the split layout (tests). */
-  s->split_descriptors = acc->bytes == 8 || !dev->int64_atomics || !dev->int64 || gs_knobs_get()->scan_split;
+  s->split_descriptors = gs_scan_descriptors_split(dev, config->acc);
   const uint32_t spin = device_config->lookback_spin ? device_config->lookback_spin : 1;
   if (config->reduce_only)
     return (rc = make_kernel(s, &s->reduce[0], MODE_REDUCE, false, false, 0, spin))
@@ -149,7 +151,7 @@ static unsigned spine_layout(const gs_scan *s, uint64_t n, VkDeviceSize *offsets
 
 VkDeviceSize gs_scan_state_bytes(const gs_scan *s, uint64_t max_n) {
   if (s->config.algo == GS_SCAN_LOOKBACK && !s->config.reduce_only) {
-    const VkDeviceSize per_tile = s->split_descriptors ? 5 * 4 : 8;
+    const VkDeviceSize per_tile = gs_scan_descriptor_bytes(s->split_descriptors);
     return CONTROL_BYTES + round16(tiles_of(s, max_n ? max_n : 1, 0) * per_tile);
   }
   VkDeviceSize offsets[GS_SCAN_MAX_LEVELS + 1];
@@ -188,7 +190,7 @@ int gs_scan_record(const gs_scan *s, VkCommandBuffer cb, uint64_t n, uint64_t ma
   } else if (s->config.algo == GS_SCAN_LOOKBACK) {
     const gs_range tickets = gs_subrange(state, 0, CONTROL_BYTES);
     const gs_range descriptors = gs_subrange(state, CONTROL_BYTES, state.size - CONTROL_BYTES);
-    const VkDeviceSize per_tile = s->split_descriptors ? 5 * 4 : 8;
+    const VkDeviceSize per_tile = gs_scan_descriptor_bytes(s->split_descriptors);
     rc = gs_record_clear(s->dev, cb, s->memops, state, (CONTROL_BYTES + tiles_of(s, n, 0) * per_tile) / 4);
     gs_scan_push push = {.elements = input.address,
                          .results = output.address,

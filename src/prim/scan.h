@@ -59,6 +59,15 @@ int gs_scan_check_config(const gs_device *dev, const gs_scan_config *config);
  * min/max on ordered bits), 3 f32 and 4 f64 (float sums). */
 unsigned gs_scan_accumulator_rep(const gs_scan_config *config);
 
+/* Whether look-back descriptors of values of acc's type take the split layout
+ * (lib/scan_lookback.glsl: any width, no 64-bit atomics) rather than the packed one (a 32-bit
+ * value and its status in one 64-bit word): for 64-bit accumulators, on devices without 64-bit
+ * atomics, and under GPUSORT_SCAN_SPLIT=1 (tests). The scan and rle/reduce-by-key share it. */
+bool gs_scan_descriptors_split(const gs_device *dev, gs_key_type acc);
+
+/* Bytes of one tile's look-back descriptor in either layout. */
+static inline VkDeviceSize gs_scan_descriptor_bytes(bool split) { return split ? 5 * 4 : 8; }
+
 /* The most elements one scan takes on the device (each array must fit one buffer). */
 uint64_t gs_scan_max_elements(const gs_device *dev, const gs_scan_config *config);
 
