@@ -36,9 +36,9 @@ extern "C" {
 
 #define GPUSORT_VERSION_MAJOR 0
 #define GPUSORT_VERSION_MINOR 7
-#define GPUSORT_VERSION_PATCH 7
+#define GPUSORT_VERSION_PATCH 8
 #define GPUSORT_VERSION_NUMBER (GPUSORT_VERSION_MAJOR * 10000 + GPUSORT_VERSION_MINOR * 100 + GPUSORT_VERSION_PATCH)
-#define GPUSORT_VERSION_STRING "0.7.7"
+#define GPUSORT_VERSION_STRING "0.7.8"
 
 /* Initializer of a struct whose fields all default to zero but struct_size (in C++, a value
  * built by a function, so that -Wmissing-field-initializers has nothing to say). */
@@ -303,12 +303,16 @@ typedef struct gpusort_device_info {
   uint32_t scan_rows;                     /* 16-byte vectors per invocation of a scan tile (at
                                            * most 8 where the accumulator is wider than the input) */
   uint32_t lookback_spin_limit;           /* polls of a look-back descriptor before recounting */
-  uint32_t sort_keys_per_invocation_pairs; /* 32-bit keys with values (since 0.7.2; before,
-                                              32-bit values took the keys' shape, 64-bit
-                                              ones the wide shape) */
+  uint32_t sort_keys_per_invocation_pairs; /* 32-bit keys with 64-bit values (since 0.7.2;
+                                              before, 32-bit values took the keys' shape,
+                                              64-bit ones the wide shape; until 0.7.8, with
+                                              32-bit values too) */
   uint32_t sort_workgroup_size_wide;      /* sort tiles of 64-bit keys, with or without values:
                                              invocations (since 0.7.3, in place of a reserved
                                              field; before, sort_workgroup_size for every key) */
+  uint32_t sort_workgroup_size_narrow_pairs; /* sort tiles of 32-bit keys with 32-bit values or
+                                                indices: invocations (since 0.7.8) */
+  uint32_t sort_keys_per_invocation_narrow_pairs; /* ... x keys each (since 0.7.8) */
 } gpusort_device_info;
 
 #define GPUSORT_DEVICE_INFO_INIT GPUSORT_OUTPUT_INIT_(gpusort_device_info)

@@ -100,6 +100,8 @@ class DeviceInfo(ctypes.Structure):
         ("lookback_spin_limit", ctypes.c_uint32),
         ("sort_keys_per_invocation_pairs", ctypes.c_uint32),
         ("sort_workgroup_size_wide", ctypes.c_uint32),
+        ("sort_workgroup_size_narrow_pairs", ctypes.c_uint32),
+        ("sort_keys_per_invocation_narrow_pairs", ctypes.c_uint32),
     ]
 
 

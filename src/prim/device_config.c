@@ -9,9 +9,19 @@ enum { ANY = 0 };
 
 /* Presets, first match wins. Tiles of 16 subgroups (NVIDIA's scan: 12); sort tiles of 9 keys per invocation for
  * 32-bit keys with or without values, 5 for 64-bit keys with or without, 16 on lavapipe; on
- * NVIDIA 13 for 32-bit keys with or without values (shared memory holds 10 with 64-bit
- * values), and for 64-bit keys tiles of 384 invocations (sort_workgroup_wide) x 10 keys, with
- * or without values (as many as shared memory holds).
+ * NVIDIA 13 for 32-bit keys alone or with 64-bit values (shared memory holds 10 of those),
+ * 256 x 17 for 32-bit keys with 32-bit values (sort_workgroup_narrow_pairs), and for 64-bit
+ * keys tiles of 384 invocations (sort_workgroup_wide) x 10 keys, with or without values (as
+ * many as shared memory holds).
+ * NVIDIA, 32-bit keys with 32-bit values, held beside the keys (radix_onesweep.comp's
+ * HOLD_VALUES), so shared memory holds a tile of about 4300 keys (H100, 2^28 u32/u32 pairs,
+ * same run, ms and registers): 256 x 17 11.39 (107; 73 once full tiles load without bounds
+ * checks), 256 x 16 11.55, 384 x 10 11.69 (66), 256 x 14 12.25, 384 x 9 12.32, 512 x 6 12.86,
+ * 128 x 36 14.26 (154), against 12.29 at 512 x 13 with the values loaded after the look-back.
+ * Loaded before the look-back into registers instead, they took 15.05 ms at 512 x 11 (87) and
+ * 16.03 at 384 x 14. u32 keys with u64 values keep 512 x 10: 14.78 ms against 19.79 at 256 x 17
+ * and 16.18 at 384 x 13. u32 keys alone keep 512 x 13 (7.10 ms; 384 x 16 7.56, 384 x 14 7.85,
+ * 256 x 28 7.72, 256 x 24 8.08, 256 x 20 8.49).
  * NVIDIA, 13 keys: once the ranking kept one register per key (radix_onesweep.comp), 13 took
  * 60 registers for u32 keys (H100, 2^28, same run: 7.09 ms against 7.29 at 12 and 7.54 at 11
  * before that change at 64), f32 keys 61 (7.29 against 7.48 at 12), u32/u32 pairs 63 (12.32
@@ -68,6 +78,8 @@ typedef struct {
   bool hold_keys; /* sort keys wait in shared memory while ranked (radix_onesweep.comp) */
   uint32_t compact_workgroup; /* the look-back family's workgroup; 0: the scan's */
   uint32_t compact_subtiles;  /* sub-tiles per look-back of select and partition (0: 1) */
+  /* 32-bit keys with 32-bit values (0: the 32-bit keys' workgroup, sort_keys_pairs) */
+  uint32_t sort_workgroup_narrow_pairs, sort_keys_narrow_pairs;
 } preset;
 
 /* submit_keys: lavapipe runs a sort pass at about 15 M keys/s on two cores (2^22 keys: a
@@ -88,15 +100,15 @@ typedef struct {
  * GPU time of u32 keys): bitonic 0.051 ms against Onesweep's 0.061 at 2^12, 0.075 against
  * 0.063 at 2^13. */
 static const preset presets[] = {
-    {"nvidia", 0x10DE, ANY, 32, 512, 384, 13, 13, 10, 10, 384, 16, 256, 0, true, true, 1u << 12, true, 512, 2},
-    {"amd", 0x1002, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 0, true, true, 0, false, 0, 0},
-    {"intel", 0x8086, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 1u << 26, true, true, 0, false, 0, 0},
-    {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 128, 16, 16, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14, false, 0, 2},
-    {"apple", 0x106B, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, false, true, 0, false, 0, 0},
-    {"arm", 0x13B5, ANY, 16, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0, 0},
-    {"qualcomm", 0x5143, ANY, 64, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0, 0},
-    {"imagination", 0x1010, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0, 0},
-    {"generic", ANY, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, true, true, 0, false, 0, 0}, /* 0: 16 subgroups of the size the device runs */
+    {"nvidia", 0x10DE, ANY, 32, 512, 384, 13, 13, 10, 10, 384, 16, 256, 0, true, true, 1u << 12, true, 512, 2, 256, 17},
+    {"amd", 0x1002, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 0, true, true, 0, false, 0, 0, 0, 0},
+    {"intel", 0x8086, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 1u << 26, true, true, 0, false, 0, 0, 0, 0},
+    {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 128, 16, 16, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14, false, 0, 2, 0, 0},
+    {"apple", 0x106B, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, false, true, 0, false, 0, 0, 0, 0},
+    {"arm", 0x13B5, ANY, 16, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0, 0, 0, 0},
+    {"qualcomm", 0x5143, ANY, 64, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0, 0, 0, 0},
+    {"imagination", 0x1010, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0, 0, 0, 0},
+    {"generic", ANY, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, true, true, 0, false, 0, 0, 0, 0}, /* 0: 16 subgroups of the size the device runs */
 };
 
 static uint32_t clamp_subgroup(const gs_device_info *info, uint32_t want) {
@@ -135,6 +147,13 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->sort_keys_per_thread_pairs = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys_pairs;
   c->sort_keys_per_thread_wide = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys_wide;
   c->sort_keys_per_thread_wide_pairs = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys_wide_pairs;
+  c->sort_workgroup_size_narrow_pairs =
+      k->sort_workgroup                ? k->sort_workgroup
+      : p->sort_workgroup_narrow_pairs ? workgroup_for(info, c->subgroup_size, p->sort_workgroup_narrow_pairs)
+                                       : c->sort_workgroup_size;
+  c->sort_keys_per_thread_narrow_pairs = k->sort_keys_per_thread    ? k->sort_keys_per_thread
+                                         : p->sort_keys_narrow_pairs ? p->sort_keys_narrow_pairs
+                                                                     : c->sort_keys_per_thread_pairs;
   c->scan_workgroup_size = k->scan_workgroup ? k->scan_workgroup : workgroup_for(info, c->subgroup_size, p->scan_workgroup);
   c->scan_rows = k->scan_rows ? k->scan_rows : p->scan_rows;
   c->compact_workgroup_size = k->scan_workgroup       ? k->scan_workgroup

@@ -17,7 +17,9 @@ typedef struct {
   uint32_t sort_workgroup_size;     /* digit-binning tile of 32-bit keys: invocations ... */
   uint32_t sort_workgroup_size_wide; /* ... of 64-bit keys */
   uint32_t sort_keys_per_thread;    /* ... x keys each, for 32-bit keys alone */
-  uint32_t sort_keys_per_thread_pairs; /* ... for 32-bit keys with values (or record indices) */
+  uint32_t sort_keys_per_thread_pairs; /* ... for 32-bit keys with 64-bit values (or indices) */
+  uint32_t sort_workgroup_size_narrow_pairs; /* 32-bit keys with 32-bit values (or indices): invocations ... */
+  uint32_t sort_keys_per_thread_narrow_pairs; /* ... x keys each */
   uint32_t sort_keys_per_thread_wide; /* ... for 64-bit keys alone */
   uint32_t sort_keys_per_thread_wide_pairs; /* ... for 64-bit keys with values (or record indices) */
   bool sort_hold_keys;              /* keys wait in shared memory while ranked: fewer registers */

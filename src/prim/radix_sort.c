@@ -14,13 +14,15 @@ enum {
   STATE_HISTOGRAM_BYTES = GS_RADIX_MAX_PASSES * GS_RADIX * 4,
 };
 
-/* item_bytes: the wider of key and value, staged one after the other in shared memory; held_bytes:
- * the key bytes held there beside the counters while they are ranked (0: none held). */
+/* Shared memory of a digit-binning pass (radix_onesweep.comp). held_bytes: the bytes of each key
+ * and value held beside the counters while the keys are ranked (0: none held); staged_bytes: those
+ * of each staged item (keys and values one after the other, or beside each other when the values
+ * are held too). */
 static uint32_t shared_bytes_for(uint32_t workgroup, uint32_t subgroup, uint32_t keys_per_thread, unsigned held_bytes,
-                                 unsigned item_bytes) {
+                                 unsigned staged_bytes) {
   uint32_t subgroups = workgroup / subgroup;
   uint32_t held = subgroups * GS_RADIX + workgroup * keys_per_thread * (held_bytes / 4);
-  uint32_t staged = workgroup * keys_per_thread * (item_bytes / 4);
+  uint32_t staged = workgroup * keys_per_thread * (staged_bytes / 4);
   uint32_t stage = held > staged ? held : staged;
   return 4 * (stage + 5 * GS_RADIX + subgroups + 2);
 }
@@ -30,12 +32,21 @@ static uint32_t shared_bytes_for(uint32_t workgroup, uint32_t subgroup, uint32_t
 static int choose_tile(gs_radix_sort *s, const gs_device_config *config) {
   const gs_device *dev = s->dev;
   const uint32_t sg = dev->subgroup_size;
-  const uint32_t wg = s->info->bytes == 8 ? config->sort_workgroup_size_wide : config->sort_workgroup_size;
-  const unsigned item = s->config.value_bytes > s->info->bytes ? s->config.value_bytes : s->info->bytes;
   const bool values = s->config.value_bytes > 0;
+  const bool narrow_pairs = s->info->bytes == 4 && s->config.value_bytes == 4;
+  const uint32_t wg = s->info->bytes == 8 ? config->sort_workgroup_size_wide
+                      : narrow_pairs      ? config->sort_workgroup_size_narrow_pairs
+                                          : config->sort_workgroup_size;
+  /* held values: 32-bit values with held 32-bit keys (radix_onesweep.comp's HOLD_VALUES) */
+  const bool hold_values = config->sort_hold_keys && narrow_pairs;
+  const unsigned item = hold_values                                 ? s->info->bytes + s->config.value_bytes
+                        : s->config.value_bytes > s->info->bytes ? s->config.value_bytes
+                                                                  : s->info->bytes;
   uint32_t kpt = s->info->bytes == 8 ? (values ? config->sort_keys_per_thread_wide_pairs : config->sort_keys_per_thread_wide)
-                                     : (values ? config->sort_keys_per_thread_pairs : config->sort_keys_per_thread);
-  const unsigned held = config->sort_hold_keys ? s->info->bytes : 0;
+                 : narrow_pairs      ? config->sort_keys_per_thread_narrow_pairs
+                 : values            ? config->sort_keys_per_thread_pairs
+                                     : config->sort_keys_per_thread;
+  const unsigned held = !config->sort_hold_keys ? 0 : hold_values ? item : s->info->bytes;
   if (wg % sg != 0 || wg > dev->info.max_workgroup_size || wg < 64 || kpt == 0 || kpt > 64)
     return gs_fail(GPUSORT_ERROR_USAGE, "sort tile of %u invocations x %u keys does not suit this device", wg, kpt);
   /* llvmpipe (Mesa 22.3) loses the invocations that run one iteration more than others of the
