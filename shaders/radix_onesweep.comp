@@ -254,7 +254,8 @@ void main() {
   // Positions past n hold the largest key, which ranks after every real key. Every tile but the
   // last is full and loads without bounds checks, which let NVIDIA's compiler keep fewer
   // registers: H100, 2^28 u32/u32 pairs at 256 x 17, same run: 73 registers against 107,
-  // 11.32 ms against 11.41; at 384 x 10, 47 against 66.
+  // 11.32 ms against 11.41; at 384 x 10, 47 against 66. Another run, float keys, whose first
+  // and last passes take this branch: f32 keys 7.22 ms against 7.30, f64 22.54 against 22.62.
   const uint tile_first = tile * TILE_KEYS;
   const uint first = tile_first + gl_SubgroupID * SUBGROUP_KEYS + lane;
   const bool full_tile = g_n - tile_first >= TILE_KEYS; // (tile_first < g_n; no overflow near 2^32)
@@ -271,14 +272,19 @@ void main() {
     // and last passes (this pipeline's): f32 took 2.80 ms with the map in each load's branch
     // and 2.16 so, but i32 2.30 and 2.44; unsigned keys' pipeline (no map) took 2.12 ms so and
     // 2.57 split, hence two forms.
-    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
-      const uint index = first + i * SUBGROUP_SIZE;
-      keys[i] = index < g_n ? KeysIn(pc.keys_in).keys[index] : key_t(0);
+    if (full_tile) {
+      [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) keys[i] = KeysIn(pc.keys_in).keys[first + i * SUBGROUP_SIZE];
+    } else {
+      [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
+        const uint index = first + i * SUBGROUP_SIZE;
+        keys[i] = index < g_n ? KeysIn(pc.keys_in).keys[index] : key_t(0);
+      }
     }
     if ((pc.flags & GS_SORT_FIRST_PASS) != 0u)
       [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) keys[i] = key_to_ordered(keys[i]);
-    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++)
-      if (first + i * SUBGROUP_SIZE >= g_n) keys[i] = ORDERED_KEY_MAX;
+    if (!full_tile)
+      [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++)
+        if (first + i * SUBGROUP_SIZE >= g_n) keys[i] = ORDERED_KEY_MAX;
   }
 
   // With HOLD_KEYS (the device's preset) the keys wait in shared memory, after the counters in
