@@ -294,9 +294,11 @@ typedef struct gpusort_device_info {
   /* The configuration gpusort uses on this device, chosen from vendor, device and driver. */
   char preset[64];
   uint32_t sort_workgroup_size;           /* sort tiles of 32-bit keys: invocations (64-bit keys:
-                                             sort_workgroup_size_wide) */
+                                             sort_workgroup_size_wide; 32-bit values:
+                                             sort_workgroup_size_narrow_pairs) */
   uint32_t sort_keys_per_invocation;      /* 32-bit keys alone (with values:
-                                             sort_keys_per_invocation_pairs) */
+                                             sort_keys_per_invocation_pairs and
+                                             sort_keys_per_invocation_narrow_pairs) */
   uint32_t sort_keys_per_invocation_wide; /* 64-bit keys alone (with values:
                                              sort_keys_per_invocation_wide_pairs) */
   uint32_t scan_workgroup_size;

@@ -85,8 +85,9 @@ const uint HELD_WORDS = COUNTER_WORDS + (HOLD_KEYS ? TILE_KEYS * KEY_WORDS : 0u)
 const uint STAGE_WORDS = HELD_WORDS > STAGED_WORDS ? HELD_WORDS : STAGED_WORDS;
 const uint DIGITS_PER_INVOCATION = (RADIX + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
 
-// Reused: first each subgroup's digit counters (and the keys held while ranked), then the
-// tile's keys in sorted order, then its values.
+// Reused: first each subgroup's digit counters (and the keys, and values, held while ranked),
+// then the tile's keys in sorted order, then its values (held values: the values in sorted
+// order, then the keys).
 shared uint s_stage[STAGE_WORDS];
 shared uint s_digit_count[RADIX]; // keys of each digit in this tile
 shared uint s_digit_start[RADIX]; // first position of each digit in tile order
@@ -252,10 +253,10 @@ void main() {
   // Load: subgroup s owns keys [s * SUBGROUP_KEYS, (s + 1) * SUBGROUP_KEYS) of the tile, lane by
   // lane, so every load is contiguous across the subgroup and ranks follow input order.
   // Positions past n hold the largest key, which ranks after every real key. Every tile but the
-  // last is full and loads without bounds checks, which let NVIDIA's compiler keep fewer
-  // registers: H100, 2^28 u32/u32 pairs at 256 x 17, same run: 73 registers against 107,
-  // 11.32 ms against 11.41; at 384 x 10, 47 against 66. Another run, float keys, whose first
-  // and last passes take this branch: f32 keys 7.22 ms against 7.30, f64 22.54 against 22.62.
+  // last is full and loads its keys (and held values) without bounds checks, which let NVIDIA's
+  // compiler keep fewer registers: H100, 2^28 u32/u32 pairs at 256 x 17, same run: 73 registers
+  // against 107, 11.32 ms against 11.41; at 384 x 10, 47 against 66. Another run, float keys
+  // (the second branch): f32 keys 7.22 ms against 7.30, f64 22.54 against 22.62.
   const uint tile_first = tile * TILE_KEYS;
   const uint first = tile_first + gl_SubgroupID * SUBGROUP_KEYS + lane;
   const bool full_tile = g_n - tile_first >= TILE_KEYS; // (tile_first < g_n; no overflow near 2^32)

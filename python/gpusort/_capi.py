@@ -165,7 +165,7 @@ C_NAMES = {
 ABI_SIZES = {
     "gpusort_layout": 48,
     "gpusort_context_params": 56,
-    "gpusort_device_info": 1176,
+    "gpusort_device_info": 1184,
     "gpusort_sort_options": 20,
     "gpusort_scan_options": 24,
     "gpusort_report": 352,

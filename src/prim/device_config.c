@@ -9,7 +9,7 @@ enum { ANY = 0 };
 
 /* Presets, first match wins. Tiles of 16 subgroups (NVIDIA's scan: 12); sort tiles of 9 keys per invocation for
  * 32-bit keys with or without values, 5 for 64-bit keys with or without, 16 on lavapipe; on
- * NVIDIA 13 for 32-bit keys alone or with 64-bit values (shared memory holds 10 of those),
+ * NVIDIA 13 for 32-bit keys alone, 10 with 64-bit values (as many as shared memory holds),
  * 256 x 17 for 32-bit keys with 32-bit values (sort_workgroup_narrow_pairs), and for 64-bit
  * keys tiles of 384 invocations (sort_workgroup_wide) x 10 keys, with or without values (as
  * many as shared memory holds).
@@ -78,7 +78,8 @@ typedef struct {
   bool hold_keys; /* sort keys wait in shared memory while ranked (radix_onesweep.comp) */
   uint32_t compact_workgroup; /* the look-back family's workgroup; 0: the scan's */
   uint32_t compact_subtiles;  /* sub-tiles per look-back of select and partition (0: 1) */
-  /* 32-bit keys with 32-bit values (0: the 32-bit keys' workgroup, sort_keys_pairs) */
+  /* 32-bit keys with 32-bit values, held (0, or keys not held: the 32-bit keys' workgroup and
+   * sort_keys_pairs) */
   uint32_t sort_workgroup_narrow_pairs, sort_keys_narrow_pairs;
 } preset;
 
@@ -147,13 +148,16 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->sort_keys_per_thread_pairs = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys_pairs;
   c->sort_keys_per_thread_wide = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys_wide;
   c->sort_keys_per_thread_wide_pairs = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys_wide_pairs;
+  c->sort_hold_keys = k->sort_hold_keys == GS_KNOB_UNSET ? p->hold_keys : k->sort_hold_keys != 0;
+  /* the narrow pairs' shape was measured with their values held (radix_onesweep.comp) */
+  const bool narrow_preset = p->sort_workgroup_narrow_pairs && c->sort_hold_keys;
   c->sort_workgroup_size_narrow_pairs =
-      k->sort_workgroup                ? k->sort_workgroup
-      : p->sort_workgroup_narrow_pairs ? workgroup_for(info, c->subgroup_size, p->sort_workgroup_narrow_pairs)
-                                       : c->sort_workgroup_size;
-  c->sort_keys_per_thread_narrow_pairs = k->sort_keys_per_thread    ? k->sort_keys_per_thread
-                                         : p->sort_keys_narrow_pairs ? p->sort_keys_narrow_pairs
-                                                                     : c->sort_keys_per_thread_pairs;
+      k->sort_workgroup ? k->sort_workgroup
+      : narrow_preset   ? workgroup_for(info, c->subgroup_size, p->sort_workgroup_narrow_pairs)
+                        : c->sort_workgroup_size;
+  c->sort_keys_per_thread_narrow_pairs = k->sort_keys_per_thread ? k->sort_keys_per_thread
+                                         : narrow_preset         ? p->sort_keys_narrow_pairs
+                                                                 : c->sort_keys_per_thread_pairs;
   c->scan_workgroup_size = k->scan_workgroup ? k->scan_workgroup : workgroup_for(info, c->subgroup_size, p->scan_workgroup);
   c->scan_rows = k->scan_rows ? k->scan_rows : p->scan_rows;
   c->compact_workgroup_size = k->scan_workgroup       ? k->scan_workgroup
@@ -163,7 +167,6 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->lookback_spin = k->lookback_spin ? k->lookback_spin : p->spin;
   c->submit_keys = k->submit_keys ? k->submit_keys : p->submit_keys;
   c->forward_progress = p->forward_progress;
-  c->sort_hold_keys = k->sort_hold_keys == GS_KNOB_UNSET ? p->hold_keys : k->sort_hold_keys != 0;
   c->auto_onesweep = p->forward_progress && p->onesweep;
   c->bitonic_max_keys = p->bitonic_max_keys;
   const bool tuned = k->subgroup_size || k->sort_workgroup || k->sort_keys_per_thread || k->scan_workgroup ||
