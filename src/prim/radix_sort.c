@@ -32,21 +32,20 @@ static uint32_t shared_bytes_for(uint32_t workgroup, uint32_t subgroup, uint32_t
 static int choose_tile(gs_radix_sort *s, const gs_device_config *config) {
   const gs_device *dev = s->dev;
   const uint32_t sg = dev->subgroup_size;
-  const bool values = s->config.value_bytes > 0;
-  const bool narrow_pairs = s->info->bytes == 4 && s->config.value_bytes == 4;
-  const uint32_t wg = s->info->bytes == 8 ? config->sort_workgroup_size_wide
-                      : narrow_pairs      ? config->sort_workgroup_size_narrow_pairs
-                                          : config->sort_workgroup_size;
-  /* held values: 32-bit values with held 32-bit keys (radix_onesweep.comp's HOLD_VALUES) */
+  const unsigned key = s->info->bytes, value = s->config.value_bytes;
+  const bool narrow_pairs = key == 4 && value == 4;
+  const uint32_t wg = key == 8        ? config->sort_workgroup_size_wide
+                      : narrow_pairs ? config->sort_workgroup_size_narrow_pairs
+                                     : config->sort_workgroup_size;
+  uint32_t kpt = key == 8        ? (value ? config->sort_keys_per_thread_wide_pairs : config->sort_keys_per_thread_wide)
+                 : narrow_pairs ? config->sort_keys_per_thread_narrow_pairs
+                 : value        ? config->sort_keys_per_thread_pairs
+                                : config->sort_keys_per_thread;
+  /* held values: 32-bit values with held 32-bit keys (radix_onesweep.comp's HOLD_VALUES), held
+   * and staged beside their keys; otherwise keys and values are staged in turn */
   const bool hold_values = config->sort_hold_keys && narrow_pairs;
-  const unsigned item = hold_values                                 ? s->info->bytes + s->config.value_bytes
-                        : s->config.value_bytes > s->info->bytes ? s->config.value_bytes
-                                                                  : s->info->bytes;
-  uint32_t kpt = s->info->bytes == 8 ? (values ? config->sort_keys_per_thread_wide_pairs : config->sort_keys_per_thread_wide)
-                 : narrow_pairs      ? config->sort_keys_per_thread_narrow_pairs
-                 : values            ? config->sort_keys_per_thread_pairs
-                                     : config->sort_keys_per_thread;
-  const unsigned held = !config->sort_hold_keys ? 0 : hold_values ? item : s->info->bytes;
+  const unsigned held = !config->sort_hold_keys ? 0 : hold_values ? key + value : key;
+  const unsigned item = hold_values ? key + value : value > key ? value : key;
   if (wg % sg != 0 || wg > dev->info.max_workgroup_size || wg < 64 || kpt == 0 || kpt > 64)
     return gs_fail(GPUSORT_ERROR_USAGE, "sort tile of %u invocations x %u keys does not suit this device", wg, kpt);
   /* llvmpipe (Mesa 22.3) loses the invocations that run one iteration more than others of the
