@@ -14,7 +14,8 @@ static void print_configuration(const gpusort_device_info *d) {
          "memory is short), scan tiles of %u invocations x %u rows (at most 8 with a widened accumulator), "
          "look-back spin %u\n",
          d->preset, d->sort_workgroup_size, d->sort_keys_per_invocation, d->sort_workgroup_size_narrow_pairs,
-         d->sort_keys_per_invocation_narrow_pairs, d->sort_keys_per_invocation_pairs, d->sort_workgroup_size_wide, d->sort_keys_per_invocation_wide, d->sort_keys_per_invocation_wide_pairs,
+         d->sort_keys_per_invocation_narrow_pairs, d->sort_keys_per_invocation_pairs, d->sort_workgroup_size_wide,
+         d->sort_keys_per_invocation_wide, d->sort_keys_per_invocation_wide_pairs,
          d->scan_workgroup_size, d->scan_rows, d->lookback_spin_limit);
 }
 
