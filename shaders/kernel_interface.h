@@ -39,7 +39,8 @@
 #define GS_SPEC_COMPACT_MODE 12  /* compact.comp: GS_COMPACT_SELECT ... */
 #define GS_SPEC_HOLD_KEYS 13     /* sort: keys wait in shared memory while they are ranked */
 #define GS_SPEC_COMPACT_SUBTILES 14 /* compact.comp: sub-tiles staged per look-back */
-#define GS_SPEC_COUNT 15
+#define GS_SPEC_EARLY_COUNTS 15  /* sort: a tile's digit counts are published before its keys are ranked */
+#define GS_SPEC_COUNT 16
 
 /* Look-back descriptors of the sort hold a 2-bit status and a 30-bit count (lib/lookback.glsl). */
 #define GS_LOOKBACK_COUNT_MASK 0x3FFFFFFFu

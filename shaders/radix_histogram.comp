@@ -2,31 +2,30 @@
 #extension GL_GOOGLE_include_directive : require
 // Upfront pass of the Onesweep radix sort: one read of every key builds the 256-bin
 // histogram of each digit position the digit-binning passes will sort by.
-// Workgroups stride over the keys, a batch at a time; counts gather in shared memory, then go
-// to the global histograms with one atomic add per nonzero bin. radix_scan_histograms turns
-// them into each digit's first output position.
+// Workgroups take tiles of WORKGROUP_SIZE * TILE_ROWS keys in turn (tile g, g + groups, ...);
+// counts gather in shared memory, then go to the global histograms with one atomic add per
+// nonzero bin. radix_scan_histograms turns them into each digit's first output position.
 #include "lib/common.glsl"
 #include "lib/keys.glsl"
 
+layout(constant_id = GS_SPEC_TILE_ROWS) const uint TILE_ROWS = 16;
 layout(push_constant, std430) uniform Push { gs_histogram_push pc; };
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer Control { gs_sort_control control; };
 
 const uint MAX_PASSES = KEY_BITS / RADIX_BITS;
-// Keys an invocation loads before counting any, so that their loads are in flight together.
-// H100, 2^28 keys: the sort took 9.135 ms so against 9.163 loading one at a time (u32), 29.57
-// against 29.58 (u64). Its time, 0.68 ms for u32 keys and 1.3 for u64, goes at about 1.6 * 10^12
-// shared atomics a second, whatever the loads do.
-const uint BATCH = 4u;
+const uint TILE_KEYS = WORKGROUP_SIZE * TILE_ROWS;
 shared uint s_histograms[MAX_PASSES * RADIX];
 
-// One count per digit position. (H100: a subgroup adding for all its lanes where their digits
-// agree made the sort of 2^28 u32 keys 1.3 ms slower, equal keys too: the hardware takes one
-// address from every lane at once well.)
-void count_key(key_t ordered) {
+// A tile's keys are all loaded before any is counted, and counted one digit position at a
+// time, so that the loads are in flight together and each position's shared atomics follow
+// one another without waiting on the next position's.
+void count_tile(key_t keys[TILE_ROWS]) {
   [[unroll]] for (uint p = 0u; p < MAX_PASSES; p++) {
     if (p < pc.passes) {
+      const uint shift = pc.first_shift + p * RADIX_BITS;
       const uint bits = p + 1u == pc.passes ? pc.last_bits : RADIX_BITS;
-      atomicAdd(s_histograms[p * RADIX + key_digit(ordered, pc.first_shift + p * RADIX_BITS, bits)], 1u);
+      [[unroll]] for (uint i = 0u; i < TILE_ROWS; i++)
+        atomicAdd(s_histograms[p * RADIX + key_digit(keys[i], shift, bits)], 1u);
     }
   }
 }
@@ -42,16 +41,26 @@ void main() {
   for (uint i = lid; i < bins; i += WORKGROUP_SIZE) s_histograms[i] = 0u;
   barrier();
 
-  KeysIn keys = KeysIn(pc.keys);
-  const uint stride = groups * WORKGROUP_SIZE;
-  for (uint i = group * WORKGROUP_SIZE + lid; i < n; i += BATCH * stride) {
-    const uint left = n - i; // (compared, not added to: i + BATCH * stride may pass 2^32)
-    key_t batch[BATCH];
-    [[unroll]] for (uint j = 0u; j < BATCH; j++)
-      if (j * stride < left) batch[j] = keys.keys[i + j * stride];
-    [[unroll]] for (uint j = 0u; j < BATCH; j++)
-      if (j * stride < left) count_key(key_to_ordered(batch[j]));
-    if (left <= BATCH * stride) break;
+  KeysIn keys_in = KeysIn(pc.keys);
+  const uint tiles = n / TILE_KEYS + (n % TILE_KEYS != 0u ? 1u : 0u); // (n + TILE_KEYS - 1 may pass 2^32)
+  for (uint t = group; t < tiles; t += groups) {
+    const uint first = t * TILE_KEYS + lid;
+    key_t keys[TILE_ROWS];
+    if (n - t * TILE_KEYS >= TILE_KEYS) { // full: no bounds checks (t * TILE_KEYS < n)
+      [[unroll]] for (uint i = 0u; i < TILE_ROWS; i++) keys[i] = keys_in.keys[first + i * WORKGROUP_SIZE];
+      [[unroll]] for (uint i = 0u; i < TILE_ROWS; i++) keys[i] = key_to_ordered(keys[i]);
+      count_tile(keys);
+    } else { // the last tile, one key at a time
+      for (uint i = 0u; i < TILE_ROWS; i++) {
+        const uint index = first + i * WORKGROUP_SIZE;
+        if (index >= n) break;
+        const key_t k = key_to_ordered(keys_in.keys[index]);
+        for (uint p = 0u; p < pc.passes; p++) {
+          const uint bits = p + 1u == pc.passes ? pc.last_bits : RADIX_BITS;
+          atomicAdd(s_histograms[p * RADIX + key_digit(k, pc.first_shift + p * RADIX_BITS, bits)], 1u);
+        }
+      }
+    }
   }
   barrier();
 

@@ -6,9 +6,10 @@
 //  1. take a tile index from an atomic ticket (never gl_WorkGroupID: tiles must start in
 //     order for the look-back to make progress, and no driver promises that);
 //  2. rank the tile's keys by digit with subgroup ballots into per-subgroup counters;
-//  3. publish the tile's per-digit counts, then look back over earlier tiles' counts to
-//     learn where each digit's keys go in the output (lib/lookback.glsl), recounting a
-//     tile itself when its counts are slow to appear;
+//  3. publish the tile's per-digit counts (with EARLY_COUNTS, counted and published before
+//     step 2), then look back over earlier tiles' counts to learn where each digit's keys go
+//     in the output (lib/lookback.glsl), recounting a tile itself when its counts are slow
+//     to appear;
 //  4. stage the keys in shared memory in tile order, so that each digit's run is written
 //     to consecutive addresses.
 // The order of equal digits is kept (stable), which makes the LSD passes a sort.
@@ -32,6 +33,7 @@ layout(constant_id = GS_SPEC_TILE_ROWS) const uint KEYS_PER_THREAD = 9;
 layout(constant_id = GS_SPEC_SEGMENTED) const bool SEGMENTED = false;
 layout(constant_id = GS_SPEC_REDUCE_THEN_SCAN) const bool REDUCE_THEN_SCAN = false;
 layout(constant_id = GS_SPEC_HOLD_KEYS) const bool HOLD_KEYS = true;
+layout(constant_id = GS_SPEC_EARLY_COUNTS) const bool EARLY_COUNTS = false;
 
 #if VALUE_WORDS == 2
 #define value_t uint64_t
@@ -232,6 +234,48 @@ void look_back(uint tile) {
   }
 }
 
+// From each subgroup's digit counts in its counters: per digit, each subgroup's offset within
+// the tile's run of that digit, and the tile's count, published at once so later tiles can look
+// back past this one (tile 0 knows its inclusive count at once: the pass's digit start plus its
+// own count); then the digit starts in the tile. With fold_starts, each subgroup's counter
+// becomes the tile position of its first key of that digit, so that a key's position takes one
+// shared load, not two. (Held keys: with two, every key's loads in flight at once were this
+// kernel's register peak; H100, 2^28 u32 keys at 11 per invocation: 7.54 ms against 7.78. Not
+// on lavapipe's path, where the extra pass over the counters cost more than it saved: 2^22 u32
+// keys, 0.56 s against 0.42.)
+void publish_counts(uint tile, bool fold_starts) {
+  const uint lid = gl_LocalInvocationID.x;
+  for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) {
+    uint total = 0u;
+    for (uint s = 0u; s < NUM_SUBGROUPS; s++) {
+      const uint c = s_stage[s * RADIX + d];
+      s_stage[s * RADIX + d] = total;
+      total += c;
+    }
+    s_digit_count[d] = total;
+    s_digit_start[d] = total;
+    if (REDUCE_THEN_SCAN) {
+      s_walk_next[d] = LOOKBACK_DONE;
+      s_digit_dest[d] = WordArray(pc.digit_starts).words[d * pc.tile_stride + tile];
+    } else if (tile == 0u) {
+      settle_digit(tile, d, LOOKBACK_DONE, SEGMENTED ? 0u : WordArray(pc.digit_starts).words[pc.pass * RADIX + d]);
+    } else {
+      lookback_post(tile * RADIX + d, LOOKBACK_AGGREGATE | total);
+      s_walk_next[d] = tile - 1u;
+      s_digit_dest[d] = 0u;
+    }
+  }
+  barrier();
+  scan_digit_starts();
+  if (fold_starts) {
+    for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) {
+      const uint start = s_digit_start[d];
+      for (uint s = 0u; s < NUM_SUBGROUPS; s++) s_stage[s * RADIX + d] += start;
+    }
+    barrier();
+  }
+}
+
 void main() {
   const uint lid = gl_LocalInvocationID.x;
   const uint lane = gl_SubgroupInvocationID;
@@ -325,6 +369,18 @@ void main() {
 #endif
   }
 #define RANKED_KEY(i) (HOLD_KEYS ? HELD_KEY(i) : keys[i])
+  // EARLY_COUNTS: the tile's digit counts are counted (a shared atomic a key) and published
+  // before the keys are ranked; the counters then start at each subgroup's first tile position
+  // of each digit, and the ranks below are tile positions. What it buys is registers, not a
+  // shorter wait (a build whose tiles took a made-up prefix instead of looking back was no
+  // faster): H100, 2^28 u32 keys, same run: 45 registers at 512 x 13 against 60 (6.98 ms
+  // against 6.93), and 49 at 384 x 20, three workgroups an SM: 6.77 ms (src/prim/device_config.c
+  // has the shapes).
+  if (EARLY_COUNTS) {
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) atomicAdd(s_stage[counters + digit_of(RANKED_KEY(i))], 1u);
+    barrier();
+    publish_counts(tile, true);
+  }
   // Rank within the subgroup: keys before this one with the same digit, counting earlier
   // rounds through the subgroup's counters and this round through the ballot.
   uint rank[KEYS_PER_THREAD];
@@ -368,49 +424,13 @@ void main() {
     // accesses within the subgroup (and nothing else).
     controlBarrier(gl_ScopeSubgroup, gl_ScopeSubgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
   }
-  barrier();
-
-  // Per digit: each subgroup's offset within the tile's run of that digit, and the tile's
-  // count, published at once so later tiles can look back past this one. Tile 0 knows its
-  // inclusive count at once: the pass's digit start plus its own count.
-  for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) {
-    uint total = 0u;
-    for (uint s = 0u; s < NUM_SUBGROUPS; s++) {
-      const uint c = s_stage[s * RADIX + d];
-      s_stage[s * RADIX + d] = total;
-      total += c;
-    }
-    s_digit_count[d] = total;
-    s_digit_start[d] = total;
-    if (REDUCE_THEN_SCAN) {
-      s_walk_next[d] = LOOKBACK_DONE;
-      s_digit_dest[d] = WordArray(pc.digit_starts).words[d * pc.tile_stride + tile];
-    } else if (tile == 0u) {
-      settle_digit(tile, d, LOOKBACK_DONE, SEGMENTED ? 0u : WordArray(pc.digit_starts).words[pc.pass * RADIX + d]);
-    } else {
-      lookback_post(tile * RADIX + d, LOOKBACK_AGGREGATE | total);
-      s_walk_next[d] = tile - 1u;
-      s_digit_dest[d] = 0u;
-    }
-  }
-  barrier();
-  scan_digit_starts();
-  // Held keys: each subgroup's counter becomes the tile position of its first key of that digit,
-  // so that a key's position takes one shared load, not two. With two, every key's loads in
-  // flight at once were this kernel's register peak (H100, 2^28 u32 keys at 11 per invocation:
-  // 7.54 ms against 7.78). Not on lavapipe, where the extra pass over the counters cost more than
-  // it saved (2^22 u32 keys: 0.56 s against 0.42).
-  if (HOLD_KEYS) {
-    for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) {
-      const uint start = s_digit_start[d];
-      for (uint s = 0u; s < NUM_SUBGROUPS; s++) s_stage[s * RADIX + d] += start;
-    }
+  if (!EARLY_COUNTS) {
     barrier();
-  }
-
-  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
-    const uint d = digit_of(RANKED_KEY(i));
-    rank[i] += HOLD_KEYS ? s_stage[counters + d] : s_digit_start[d] + s_stage[counters + d];
+    publish_counts(tile, HOLD_KEYS);
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
+      const uint d = digit_of(RANKED_KEY(i));
+      rank[i] += HOLD_KEYS ? s_stage[counters + d] : s_digit_start[d] + s_stage[counters + d];
+    }
   }
   if (HOLD_KEYS) [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) keys[i] = HELD_KEY(i);
   barrier(); // all counters (and held keys) read before staged items overwrite them

@@ -114,7 +114,8 @@ static void devices_and_contexts(gpusort_context **ctx) {
          "the configuration is given");
   expect(infos[0].subgroup_size && infos[0].sort_workgroup_size % infos[0].subgroup_size == 0 &&
              infos[0].sort_workgroup_size_wide % infos[0].subgroup_size == 0 &&
-             infos[0].sort_workgroup_size_narrow_pairs && infos[0].sort_workgroup_size_narrow_pairs % infos[0].subgroup_size == 0,
+             infos[0].sort_workgroup_size_narrow_pairs && infos[0].sort_workgroup_size_narrow_pairs % infos[0].subgroup_size == 0 &&
+             infos[0].sort_workgroup_size_pairs && infos[0].sort_workgroup_size_pairs % infos[0].subgroup_size == 0,
          "sort tiles are whole subgroups");
   expect(infos[0].sort_keys_per_invocation && infos[0].sort_keys_per_invocation_pairs &&
              infos[0].sort_keys_per_invocation_narrow_pairs &&

@@ -102,6 +102,7 @@ class DeviceInfo(ctypes.Structure):
         ("sort_workgroup_size_wide", ctypes.c_uint32),
         ("sort_workgroup_size_narrow_pairs", ctypes.c_uint32),
         ("sort_keys_per_invocation_narrow_pairs", ctypes.c_uint32),
+        ("sort_workgroup_size_pairs", ctypes.c_uint32),
     ]
 
 
@@ -165,7 +166,7 @@ C_NAMES = {
 ABI_SIZES = {
     "gpusort_layout": 48,
     "gpusort_context_params": 56,
-    "gpusort_device_info": 1184,
+    "gpusort_device_info": 1192,
     "gpusort_sort_options": 20,
     "gpusort_scan_options": 24,
     "gpusort_report": 352,

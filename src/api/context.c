@@ -14,7 +14,8 @@
 GS_API_SIZE(gpusort_layout, 48);
 GS_API_SIZE(gpusort_key_part, 16);
 GS_API_SIZE(gpusort_context_params, 56);
-GS_API_SIZE(gpusort_device_info, 1184); /* 1176 until 0.7.8: the narrow pairs' sort tile added */
+GS_API_SIZE(gpusort_device_info, 1192); /* 1176 until 0.7.8 (the narrow pairs' sort tile), 1184
+                                           until 0.7.9 (the 64-bit values' workgroup) */
 GS_API_SIZE(gpusort_sort_options, 20);
 GS_API_SIZE(gpusort_scan_options, 24);
 GS_API_SIZE(gpusort_report, 352); /* 344 until 0.6: element_type and result_type added */
@@ -198,6 +199,7 @@ static void describe(const gs_device_info *d, bool is_default, gpusort_device_in
   out->sort_workgroup_size_wide = config.sort_workgroup_size_wide;
   out->sort_workgroup_size_narrow_pairs = config.sort_workgroup_size_narrow_pairs;
   out->sort_keys_per_invocation_narrow_pairs = config.sort_keys_per_thread_narrow_pairs;
+  out->sort_workgroup_size_pairs = config.sort_workgroup_size_pairs;
 }
 
 int gpusort_list_devices(gpusort_device_info *infos, uint32_t capacity, uint32_t *count) {

@@ -9,8 +9,9 @@ enum { ANY = 0 };
 
 /* Presets, first match wins. Tiles of 16 subgroups (NVIDIA's scan: 12); sort tiles of 9 keys per invocation for
  * 32-bit keys with or without values, 5 for 64-bit keys with or without, 16 on lavapipe; on
- * NVIDIA 13 for 32-bit keys alone, 10 with 64-bit values (as many as shared memory holds),
- * 256 x 17 for 32-bit keys with 32-bit values (sort_workgroup_narrow_pairs), and for 64-bit
+ * NVIDIA 384 x 20 for 32-bit keys alone, with early counts, 512 (sort_workgroup_pairs) x 10
+ * with 64-bit values (as many as shared memory holds), 256 x 17 for 32-bit keys with 32-bit
+ * values (sort_workgroup_narrow_pairs), with early counts, and for 64-bit
  * keys tiles of 384 invocations (sort_workgroup_wide) x 10 keys, with or without values (as
  * many as shared memory holds).
  * NVIDIA, 32-bit keys with 32-bit values, held beside the keys (radix_onesweep.comp's
@@ -20,8 +21,18 @@ enum { ANY = 0 };
  * 128 x 36 14.26 (154), against 12.29 at 512 x 13 with the values loaded after the look-back.
  * Loaded before the look-back into registers instead, they took 15.05 ms at 512 x 11 (87) and
  * 16.03 at 384 x 14. u32 keys with u64 values keep 512 x 10: 14.78 ms against 19.79 at 256 x 17
- * and 16.18 at 384 x 13. u32 keys alone keep 512 x 13 (7.10 ms; 384 x 16 7.56, 384 x 14 7.85,
- * 256 x 28 7.72, 256 x 24 8.08, 256 x 20 8.49).
+ * and 16.18 at 384 x 13. Before early counts, u32 keys alone kept 512 x 13 (7.10 ms; 384 x 16
+ * 7.56, 384 x 14 7.85, 256 x 28 7.72, 256 x 24 8.08, 256 x 20 8.49).
+ * NVIDIA, early counts (radix_onesweep.comp's EARLY_COUNTS: a tile's digit counts counted and
+ * published before its keys are ranked, which takes fewer registers), H100, 2^28, same run, ms
+ * and registers: u32 keys in 384 x 20 (CUB's tile; 48 KiB of shared memory at most) 6.77 (49),
+ * 384 x 18 7.01 (45), 384 x 16 7.30 (41), 256 x 20 6.95 (48), 512 x 13 6.98 (45), 512 x 12 7.18,
+ * 256 x 24 7.95 (56), 768 x 8 12.56, against 6.93 at 512 x 13 (60) without; 384 x 20 without
+ * them took 2.55 ms at 2^26 against 1.75. u32/u32 pairs at 256 x 17 10.91 (74) against 10.98
+ * without (256 x 20 10.91, 384 x 10 11.44, 512 x 8 12.75). u32/u64 pairs keep 512 x 10 without
+ * them: 14.45 against 14.66 with, 15.71 at 384 x 14 with, 15.83 at 384 x 13 without, 16.95 at 384
+ * x 10. 64-bit keys keep 384 x 10 without them: u64 keys 22.13 against 22.55 (38 registers
+ * against 61), 23.81 at 384 x 9, 23.95 at 256 x 14, 25.41 at 512 x 7 with them.
  * NVIDIA, 13 keys: once the ranking kept one register per key (radix_onesweep.comp), 13 took
  * 60 registers for u32 keys (H100, 2^28, same run: 7.09 ms against 7.29 at 12 and 7.54 at 11
  * before that change at 64), f32 keys 61 (7.29 against 7.48 at 12), u32/u32 pairs 63 (12.32
@@ -78,9 +89,13 @@ typedef struct {
   bool hold_keys; /* sort keys wait in shared memory while ranked (radix_onesweep.comp) */
   uint32_t compact_workgroup; /* the look-back family's workgroup; 0: the scan's */
   uint32_t compact_subtiles;  /* sub-tiles per look-back of select and partition (0: 1) */
-  /* 32-bit keys with 32-bit values, held (0, or keys not held: the 32-bit keys' workgroup and
-   * sort_keys_pairs) */
+  /* 32-bit keys with 32-bit values, held (0, or keys not held: the shape of 32-bit keys with
+   * 64-bit values) */
   uint32_t sort_workgroup_narrow_pairs, sort_keys_narrow_pairs;
+  uint32_t sort_workgroup_pairs; /* 32-bit keys with 64-bit values (0: sort_workgroup) */
+  /* the layouts (GS_SORT_LAYOUT_*) whose tiles count and publish their digits before ranking
+   * their keys (radix_onesweep.comp's EARLY_COUNTS) */
+  uint32_t early_counts;
 } preset;
 
 /* submit_keys: lavapipe runs a sort pass at about 15 M keys/s on two cores (2^22 keys: a
@@ -101,15 +116,16 @@ typedef struct {
  * GPU time of u32 keys): bitonic 0.051 ms against Onesweep's 0.061 at 2^12, 0.075 against
  * 0.063 at 2^13. */
 static const preset presets[] = {
-    {"nvidia", 0x10DE, ANY, 32, 512, 384, 13, 13, 10, 10, 384, 16, 256, 0, true, true, 1u << 12, true, 512, 2, 256, 17},
-    {"amd", 0x1002, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 0, true, true, 0, false, 0, 0, 0, 0},
-    {"intel", 0x8086, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 1u << 26, true, true, 0, false, 0, 0, 0, 0},
-    {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 128, 16, 16, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14, false, 0, 2, 0, 0},
-    {"apple", 0x106B, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, false, true, 0, false, 0, 0, 0, 0},
-    {"arm", 0x13B5, ANY, 16, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0, 0, 0, 0},
-    {"qualcomm", 0x5143, ANY, 64, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0, 0, 0, 0},
-    {"imagination", 0x1010, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0, 0, 0, 0},
-    {"generic", ANY, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, true, true, 0, false, 0, 0, 0, 0}, /* 0: 16 subgroups of the size the device runs */
+    {"nvidia", 0x10DE, ANY, 32, 384, 384, 20, 10, 10, 10, 384, 16, 256, 0, true, true, 1u << 12, true, 512, 2, 256, 17, 512,
+     GS_SORT_LAYOUT_KEYS32 | GS_SORT_LAYOUT_PAIRS32_32},
+    {"amd", 0x1002, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 0, true, true, 0, false, 0, 0, 0, 0, 0, 0},
+    {"intel", 0x8086, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 1u << 26, true, true, 0, false, 0, 0, 0, 0, 0, 0},
+    {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 128, 16, 16, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14, false, 0, 2, 0, 0, 0, 0},
+    {"apple", 0x106B, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, false, true, 0, false, 0, 0, 0, 0, 0, 0},
+    {"arm", 0x13B5, ANY, 16, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0, 0, 0, 0, 0, 0},
+    {"qualcomm", 0x5143, ANY, 64, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0, 0, 0, 0, 0, 0},
+    {"imagination", 0x1010, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0, 0, 0, 0, 0, 0},
+    {"generic", ANY, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, true, true, 0, false, 0, 0, 0, 0, 0, 0}, /* 0: 16 subgroups of the size the device runs */
 };
 
 static uint32_t clamp_subgroup(const gs_device_info *info, uint32_t want) {
@@ -142,6 +158,9 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   memset(c, 0, sizeof *c);
   c->subgroup_size = clamp_subgroup(info, k->subgroup_size ? k->subgroup_size : p->subgroup_size);
   c->sort_workgroup_size = k->sort_workgroup ? k->sort_workgroup : workgroup_for(info, c->subgroup_size, p->sort_workgroup);
+  c->sort_workgroup_size_pairs = k->sort_workgroup        ? k->sort_workgroup
+                                 : p->sort_workgroup_pairs ? workgroup_for(info, c->subgroup_size, p->sort_workgroup_pairs)
+                                                           : c->sort_workgroup_size;
   c->sort_workgroup_size_wide =
       k->sort_workgroup ? k->sort_workgroup : workgroup_for(info, c->subgroup_size, p->sort_workgroup_wide);
   c->sort_keys_per_thread = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys;
@@ -149,12 +168,15 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->sort_keys_per_thread_wide = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys_wide;
   c->sort_keys_per_thread_wide_pairs = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys_wide_pairs;
   c->sort_hold_keys = k->sort_hold_keys == GS_KNOB_UNSET ? p->hold_keys : k->sort_hold_keys != 0;
+  c->sort_early_counts = k->sort_early_counts == GS_KNOB_UNSET ? p->early_counts
+                         : k->sort_early_counts       ? GS_SORT_LAYOUT_ALL
+                                                      : 0;
   /* the narrow pairs' shape was measured with their values held (radix_onesweep.comp) */
   const bool narrow_preset = p->sort_workgroup_narrow_pairs && c->sort_hold_keys;
   c->sort_workgroup_size_narrow_pairs =
       k->sort_workgroup ? k->sort_workgroup
       : narrow_preset   ? workgroup_for(info, c->subgroup_size, p->sort_workgroup_narrow_pairs)
-                        : c->sort_workgroup_size;
+                        : c->sort_workgroup_size_pairs;
   c->sort_keys_per_thread_narrow_pairs = k->sort_keys_per_thread ? k->sort_keys_per_thread
                                          : narrow_preset         ? p->sort_keys_narrow_pairs
                                                                  : c->sort_keys_per_thread_pairs;
@@ -170,7 +192,8 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->auto_onesweep = p->forward_progress && p->onesweep;
   c->bitonic_max_keys = p->bitonic_max_keys;
   const bool tuned = k->subgroup_size || k->sort_workgroup || k->sort_keys_per_thread || k->scan_workgroup ||
-                     k->scan_rows || k->compact_subtiles || k->lookback_spin || k->submit_keys || k->sort_hold_keys != GS_KNOB_UNSET;
+                     k->scan_rows || k->compact_subtiles || k->lookback_spin || k->submit_keys || k->sort_hold_keys != GS_KNOB_UNSET ||
+                     k->sort_early_counts != GS_KNOB_UNSET;
   snprintf(c->preset, sizeof c->preset, "%s%s", p->name, tuned ? " (tuned by GPUSORT_*)" : "");
 }
 

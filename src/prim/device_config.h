@@ -11,18 +11,31 @@
 /* Sort algorithms (src/prim/radix_sort.h); the values are gpusort_sort_algo's. */
 typedef enum { GS_SORT_AUTO, GS_SORT_ONESWEEP, GS_SORT_REDUCE_THEN_SCAN, GS_SORT_BITONIC } gs_sort_algo;
 
+/* The sort's layouts, for choices made per layout. */
+enum {
+  GS_SORT_LAYOUT_KEYS32 = 1u << 0,     /* 32-bit keys alone */
+  GS_SORT_LAYOUT_PAIRS32_32 = 1u << 1, /* 32-bit keys with 32-bit values (or indices) */
+  GS_SORT_LAYOUT_PAIRS32_64 = 1u << 2, /* 32-bit keys with 64-bit values */
+  GS_SORT_LAYOUT_KEYS64 = 1u << 3,     /* 64-bit keys alone */
+  GS_SORT_LAYOUT_PAIRS64 = 1u << 4,    /* 64-bit keys with values */
+  GS_SORT_LAYOUT_ALL = (1u << 5) - 1u
+};
+
 typedef struct {
   char preset[64];                  /* "nvidia", "lavapipe", "generic", + " (tuned by GPUSORT_*)" */
   uint32_t subgroup_size;           /* pinned for every pipeline */
   uint32_t sort_workgroup_size;     /* digit-binning tile of 32-bit keys: invocations ... */
   uint32_t sort_workgroup_size_wide; /* ... of 64-bit keys */
   uint32_t sort_keys_per_thread;    /* ... x keys each, for 32-bit keys alone */
-  uint32_t sort_keys_per_thread_pairs; /* ... for 32-bit keys with 64-bit values (or indices) */
+  uint32_t sort_workgroup_size_pairs; /* 32-bit keys with 64-bit values: invocations ... */
+  uint32_t sort_keys_per_thread_pairs; /* ... x keys each */
   uint32_t sort_workgroup_size_narrow_pairs; /* 32-bit keys with 32-bit values (or indices): invocations ... */
   uint32_t sort_keys_per_thread_narrow_pairs; /* ... x keys each */
   uint32_t sort_keys_per_thread_wide; /* ... for 64-bit keys alone */
   uint32_t sort_keys_per_thread_wide_pairs; /* ... for 64-bit keys with values (or record indices) */
   bool sort_hold_keys;              /* keys wait in shared memory while ranked: fewer registers */
+  uint32_t sort_early_counts;       /* the layouts (GS_SORT_LAYOUT_*) whose tiles publish their digit
+                                     * counts before ranking their keys (radix_onesweep.comp) */
   uint32_t scan_workgroup_size;
   uint32_t scan_rows;               /* 16-byte vectors per invocation of a scan tile (a widened
                                      * accumulator's scan takes at most 8) */

@@ -40,6 +40,8 @@ static void read_knobs(void) {
   knobs.lookback_spin = number32("GPUSORT_LOOKBACK_SPIN");
   const char *hold = getenv("GPUSORT_SORT_HOLD_KEYS"); /* any value but 0: held */
   knobs.sort_hold_keys = hold && *hold ? strcmp(hold, "0") != 0 : GS_KNOB_UNSET;
+  const char *early = getenv("GPUSORT_SORT_EARLY_COUNTS"); /* any value but 0: early */
+  knobs.sort_early_counts = early && *early ? strcmp(early, "0") != 0 : GS_KNOB_UNSET;
   knobs.submit_keys = number("GPUSORT_SUBMIT_KEYS");
   knobs.threads = number32("GPUSORT_THREADS");
   knobs.chunk_bytes = number("GPUSORT_CHUNK_BYTES");
