@@ -16,18 +16,19 @@ const uint MAX_PASSES = KEY_BITS / RADIX_BITS;
 const uint TILE_KEYS = WORKGROUP_SIZE * TILE_ROWS;
 shared uint s_histograms[MAX_PASSES * RADIX];
 
+// The bin of digit position p that an ordered key counts in.
+uint histogram_bin(key_t ordered, uint p) {
+  const uint bits = p + 1u == pc.passes ? pc.last_bits : RADIX_BITS;
+  return p * RADIX + key_digit(ordered, pc.first_shift + p * RADIX_BITS, bits);
+}
+
 // A tile's keys are all loaded before any is counted, and counted one digit position at a
 // time, so that the loads are in flight together and each position's shared atomics follow
 // one another without waiting on the next position's.
 void count_tile(key_t keys[TILE_ROWS]) {
-  [[unroll]] for (uint p = 0u; p < MAX_PASSES; p++) {
-    if (p < pc.passes) {
-      const uint shift = pc.first_shift + p * RADIX_BITS;
-      const uint bits = p + 1u == pc.passes ? pc.last_bits : RADIX_BITS;
-      [[unroll]] for (uint i = 0u; i < TILE_ROWS; i++)
-        atomicAdd(s_histograms[p * RADIX + key_digit(keys[i], shift, bits)], 1u);
-    }
-  }
+  [[unroll]] for (uint p = 0u; p < MAX_PASSES; p++)
+    if (p < pc.passes)
+      [[unroll]] for (uint i = 0u; i < TILE_ROWS; i++) atomicAdd(s_histograms[histogram_bin(keys[i], p)], 1u);
 }
 
 void main() {
@@ -55,10 +56,7 @@ void main() {
         const uint index = first + i * WORKGROUP_SIZE;
         if (index >= n) break;
         const key_t k = key_to_ordered(keys_in.keys[index]);
-        for (uint p = 0u; p < pc.passes; p++) {
-          const uint bits = p + 1u == pc.passes ? pc.last_bits : RADIX_BITS;
-          atomicAdd(s_histograms[p * RADIX + key_digit(k, pc.first_shift + p * RADIX_BITS, bits)], 1u);
-        }
+        for (uint p = 0u; p < pc.passes; p++) atomicAdd(s_histograms[histogram_bin(k, p)], 1u);
       }
     }
   }

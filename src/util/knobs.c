@@ -30,6 +30,12 @@ static bool equals(const char *name, const char *value) {
   return v && strcmp(v, value) == 0;
 }
 
+/* 0 or 1 (any value but 0), or GS_KNOB_UNSET when the variable is unset or empty. */
+static uint32_t switch_knob(const char *name) {
+  const char *v = getenv(name);
+  return v && *v ? strcmp(v, "0") != 0 : GS_KNOB_UNSET;
+}
+
 static void read_knobs(void) {
   knobs.subgroup_size = number32("GPUSORT_SUBGROUP_SIZE");
   knobs.sort_workgroup = number32("GPUSORT_SORT_WORKGROUP");
@@ -38,10 +44,8 @@ static void read_knobs(void) {
   knobs.scan_rows = number32("GPUSORT_SCAN_ROWS");
   knobs.compact_subtiles = number32("GPUSORT_COMPACT_SUBTILES");
   knobs.lookback_spin = number32("GPUSORT_LOOKBACK_SPIN");
-  const char *hold = getenv("GPUSORT_SORT_HOLD_KEYS"); /* any value but 0: held */
-  knobs.sort_hold_keys = hold && *hold ? strcmp(hold, "0") != 0 : GS_KNOB_UNSET;
-  const char *early = getenv("GPUSORT_SORT_EARLY_COUNTS"); /* any value but 0: early */
-  knobs.sort_early_counts = early && *early ? strcmp(early, "0") != 0 : GS_KNOB_UNSET;
+  knobs.sort_hold_keys = switch_knob("GPUSORT_SORT_HOLD_KEYS");
+  knobs.sort_early_counts = switch_knob("GPUSORT_SORT_EARLY_COUNTS");
   knobs.submit_keys = number("GPUSORT_SUBMIT_KEYS");
   knobs.threads = number32("GPUSORT_THREADS");
   knobs.chunk_bytes = number("GPUSORT_CHUNK_BYTES");
