@@ -36,9 +36,9 @@ extern "C" {
 
 #define GPUSORT_VERSION_MAJOR 0
 #define GPUSORT_VERSION_MINOR 7
-#define GPUSORT_VERSION_PATCH 9
+#define GPUSORT_VERSION_PATCH 10
 #define GPUSORT_VERSION_NUMBER (GPUSORT_VERSION_MAJOR * 10000 + GPUSORT_VERSION_MINOR * 100 + GPUSORT_VERSION_PATCH)
-#define GPUSORT_VERSION_STRING "0.7.9"
+#define GPUSORT_VERSION_STRING "0.7.10"
 
 /* Initializer of a struct whose fields all default to zero but struct_size (in C++, a value
  * built by a function, so that -Wmissing-field-initializers has nothing to say). */
@@ -294,7 +294,7 @@ typedef struct gpusort_device_info {
   /* The configuration gpusort uses on this device, chosen from vendor, device and driver. */
   char preset[64];
   uint32_t sort_workgroup_size;           /* sort tiles of 32-bit keys: invocations (64-bit keys:
-                                             sort_workgroup_size_wide; 32-bit values:
+                                             sort_workgroup_size_wide and _wide_pairs; 32-bit values:
                                              sort_workgroup_size_narrow_pairs; 64-bit values:
                                              sort_workgroup_size_pairs) */
   uint32_t sort_keys_per_invocation;      /* 32-bit keys alone (with values:
@@ -310,15 +310,18 @@ typedef struct gpusort_device_info {
                                               before, 32-bit values took the keys' shape,
                                               64-bit ones the wide shape; until 0.7.8, with
                                               32-bit values too) */
-  uint32_t sort_workgroup_size_wide;      /* sort tiles of 64-bit keys, with or without values:
-                                             invocations (since 0.7.3, in place of a reserved
-                                             field; before, sort_workgroup_size for every key) */
+  uint32_t sort_workgroup_size_wide;      /* sort tiles of 64-bit keys alone: invocations (since
+                                             0.7.3, in place of a reserved field; before,
+                                             sort_workgroup_size for every key; until 0.7.9,
+                                             with values too) */
   uint32_t sort_workgroup_size_narrow_pairs; /* sort tiles of 32-bit keys with 32-bit values or
                                                 indices: invocations (since 0.7.8) */
   uint32_t sort_keys_per_invocation_narrow_pairs; /* ... x keys each (since 0.7.8) */
   uint32_t sort_workgroup_size_pairs;     /* sort tiles of 32-bit keys with 64-bit values:
                                              invocations (since 0.7.9; before,
                                              sort_workgroup_size) */
+  uint32_t sort_workgroup_size_wide_pairs; /* sort tiles of 64-bit keys with values: invocations
+                                              (since 0.7.10; before, sort_workgroup_size_wide) */
 } gpusort_device_info;
 
 #define GPUSORT_DEVICE_INFO_INIT GPUSORT_OUTPUT_INIT_(gpusort_device_info)

@@ -103,6 +103,7 @@ class DeviceInfo(ctypes.Structure):
         ("sort_workgroup_size_narrow_pairs", ctypes.c_uint32),
         ("sort_keys_per_invocation_narrow_pairs", ctypes.c_uint32),
         ("sort_workgroup_size_pairs", ctypes.c_uint32),
+        ("sort_workgroup_size_wide_pairs", ctypes.c_uint32),
     ]
 
 

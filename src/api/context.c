@@ -15,7 +15,8 @@ GS_API_SIZE(gpusort_layout, 48);
 GS_API_SIZE(gpusort_key_part, 16);
 GS_API_SIZE(gpusort_context_params, 56);
 GS_API_SIZE(gpusort_device_info, 1192); /* 1176 until 0.7.8 (the narrow pairs' sort tile), 1184
-                                           until 0.7.9 (the 64-bit values' workgroup) */
+                                           until 0.7.9 (the 64-bit values' workgroup; 0.7.10's
+                                           64-bit pairs' workgroup took its padding) */
 GS_API_SIZE(gpusort_sort_options, 20);
 GS_API_SIZE(gpusort_scan_options, 24);
 GS_API_SIZE(gpusort_report, 352); /* 344 until 0.6: element_type and result_type added */
@@ -188,18 +189,20 @@ static void describe(const gs_device_info *d, bool is_default, gpusort_device_in
   snprintf(out->driver, sizeof out->driver, "%.511s", d->driver);
   snprintf(out->unusable_reason, sizeof out->unusable_reason, "%s", d->unusable);
   snprintf(out->preset, sizeof out->preset, "%s", config.preset);
-  out->sort_workgroup_size = config.sort_workgroup_size;
-  out->sort_keys_per_invocation = config.sort_keys_per_thread;
-  out->sort_keys_per_invocation_wide = config.sort_keys_per_thread_wide;
-  out->sort_keys_per_invocation_pairs = config.sort_keys_per_thread_pairs;
+  const gs_sort_tile *tiles = config.sort_tiles;
+  out->sort_workgroup_size = tiles[GS_SORT_KEYS32].workgroup_size;
+  out->sort_keys_per_invocation = tiles[GS_SORT_KEYS32].keys_per_thread;
+  out->sort_workgroup_size_narrow_pairs = tiles[GS_SORT_PAIRS32_32].workgroup_size;
+  out->sort_keys_per_invocation_narrow_pairs = tiles[GS_SORT_PAIRS32_32].keys_per_thread;
+  out->sort_workgroup_size_pairs = tiles[GS_SORT_PAIRS32_64].workgroup_size;
+  out->sort_keys_per_invocation_pairs = tiles[GS_SORT_PAIRS32_64].keys_per_thread;
+  out->sort_workgroup_size_wide = tiles[GS_SORT_KEYS64].workgroup_size;
+  out->sort_keys_per_invocation_wide = tiles[GS_SORT_KEYS64].keys_per_thread;
+  out->sort_workgroup_size_wide_pairs = tiles[GS_SORT_PAIRS64].workgroup_size;
+  out->sort_keys_per_invocation_wide_pairs = tiles[GS_SORT_PAIRS64].keys_per_thread;
   out->scan_workgroup_size = config.scan_workgroup_size;
   out->scan_rows = config.scan_rows;
   out->lookback_spin_limit = config.lookback_spin;
-  out->sort_keys_per_invocation_wide_pairs = config.sort_keys_per_thread_wide_pairs;
-  out->sort_workgroup_size_wide = config.sort_workgroup_size_wide;
-  out->sort_workgroup_size_narrow_pairs = config.sort_workgroup_size_narrow_pairs;
-  out->sort_keys_per_invocation_narrow_pairs = config.sort_keys_per_thread_narrow_pairs;
-  out->sort_workgroup_size_pairs = config.sort_workgroup_size_pairs;
 }
 
 int gpusort_list_devices(gpusort_device_info *infos, uint32_t capacity, uint32_t *count) {

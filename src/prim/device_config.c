@@ -8,12 +8,29 @@
 enum { ANY = 0 };
 
 /* Presets, first match wins. Tiles of 16 subgroups (NVIDIA's scan: 12); sort tiles of 9 keys per invocation for
- * 32-bit keys with or without values, 5 for 64-bit keys with or without, 16 on lavapipe; on
- * NVIDIA 384 x 20 for 32-bit keys alone, with early counts, 512 (sort_workgroup_pairs) x 10
- * with 64-bit values (as many as shared memory holds), 256 x 17 for 32-bit keys with 32-bit
- * values (sort_workgroup_narrow_pairs), with early counts, and for 64-bit
- * keys tiles of 384 invocations (sort_workgroup_wide) x 10 keys, with or without values (as
- * many as shared memory holds).
+ * 32-bit keys with or without values, 5 for 64-bit keys with or without, 16 on lavapipe. On
+ * NVIDIA each layout has its own tile (invocations x keys, held or in registers, early counts
+ * or not): 32-bit keys alone 384 x 20, held, with early counts; with 32-bit values 256 x 17,
+ * held beside the keys, with early counts; with 64-bit values 512 x 10, held (as many as
+ * shared memory holds); 64-bit keys alone 320 x 17 in registers, with early counts; 64-bit
+ * keys with values 256 x 20 in registers.
+ * NVIDIA, 64-bit keys in registers (H100, 2^28, same runs, ms and registers): held, their 8
+ * bytes beside the counters fill the 48 KiB at 384 x 10 (u64 keys 22.12, 61); in registers
+ * only the staged tile takes shared memory, and with early counts u64 keys took 18.07 at 320 x
+ * 17 (95), 18.55 at 320 x 16, 19.15 at 320 x 15, 18.51 at 256 x 21 (109; 22 keys do not fit),
+ * 18.86 at 256 x 20, 19.26 at 384 x 12 (79), 19.37 at 288 x 17, 21.41 at 224 x 24, 21.91 at 192
+ * x 28, and past the registers that let two workgroups share an SM, 27.45 at 384 x 13 (83),
+ * 28.60 at 288 x 18 (97), 27.31 at 352 x 15; without early counts 20.34 at 320 x 14 against
+ * 19.82 with them. CUB's 64-bit tile is 384 x 15 at 72 registers (Nsight Compute). u64/u64
+ * pairs in registers: 256 x 20 31.23 (122) against 32.57 held at 384 x 10, 31.32 with early
+ * counts, 31.86 at 256 x 18, 32.13 at 320 x 14, 33.11 at 192 x 24; u64/u32 pairs 25.39 at 256 x
+ * 20 against 27.60, 26.11 at 256 x 18. 32-bit keys in registers with early counts were faster on
+ * uniform keys at 256 x 32 (6.65 against 6.77 held at 384 x 20; 121 registers; 256 x 34 6.56
+ * at 127, 256 x 36 10.04 at 133) but not on sorted or descending keys: at 2^26 their passes
+ * after the first took 0.608 ms against 0.398 on uniform keys (held at 384 x 20: 0.383 and
+ * 0.403), for all shapes in registers measured (256 x 16 and 24, 512 x 16), so they stay held;
+ * u32/u32 pairs in registers took 13.49 at best (384 x 16) and u32/u64 pairs 16.01 (384 x 12),
+ * against 10.90 and 14.45 held.
  * NVIDIA, 32-bit keys with 32-bit values, held beside the keys (radix_onesweep.comp's
  * HOLD_VALUES), so shared memory holds a tile of about 4300 keys (H100, 2^28 u32/u32 pairs,
  * same run, ms and registers): 256 x 17 11.39 (107; 73 once full tiles load without bounds
@@ -77,25 +94,26 @@ enum { ANY = 0 };
  * lanes, and a tile's per-digit work (counters of every subgroup, look-back, digit starts) is
  * paid per tile, so the tile is long (2^21 u64 keys: 106 copies at 16 keys, 148 at 9, 167 at 5).
  */
+/* A preset's tile of one layout: invocations (0: 16 subgroups) x keys each. */
+typedef struct {
+  uint32_t workgroup, keys;
+} preset_tile;
+
 typedef struct {
   const char *name;
   uint32_t vendor_id; /* ANY, or PCI vendor */
   uint32_t driver_id; /* ANY, or the driver (VkDriverId) */
-  uint32_t subgroup_size, sort_workgroup, sort_workgroup_wide, sort_keys, sort_keys_pairs, sort_keys_wide,
-      sort_keys_wide_pairs, scan_workgroup, scan_rows, spin;
+  uint32_t subgroup_size;
+  preset_tile sort[GS_SORT_LAYOUTS];
+  uint32_t hold_keys;    /* the layouts whose keys wait in shared memory while ranked */
+  uint32_t early_counts; /* the layouts whose tiles count and publish their digits before ranking
+                          * their keys (radix_onesweep.comp's EARLY_COUNTS) */
+  uint32_t scan_workgroup, scan_rows, spin;
   uint64_t submit_keys;
   bool forward_progress, onesweep;
   uint64_t bitonic_max_keys;
-  bool hold_keys; /* sort keys wait in shared memory while ranked (radix_onesweep.comp) */
   uint32_t compact_workgroup; /* the look-back family's workgroup; 0: the scan's */
   uint32_t compact_subtiles;  /* sub-tiles per look-back of select and partition (0: 1) */
-  /* 32-bit keys with 32-bit values, held (0, or keys not held: the shape of 32-bit keys with
-   * 64-bit values) */
-  uint32_t sort_workgroup_narrow_pairs, sort_keys_narrow_pairs;
-  uint32_t sort_workgroup_pairs; /* 32-bit keys with 64-bit values (0: sort_workgroup) */
-  /* the layouts (GS_SORT_LAYOUT_*) whose tiles count and publish their digits before ranking
-   * their keys (radix_onesweep.comp's EARLY_COUNTS) */
-  uint32_t early_counts;
 } preset;
 
 /* submit_keys: lavapipe runs a sort pass at about 15 M keys/s on two cores (2^22 keys: a
@@ -115,18 +133,43 @@ typedef struct {
  * opens; on the GPU alone Onesweep was faster at every size). H100 (`gpusort bench --algo`,
  * GPU time of u32 keys): bitonic 0.051 ms against Onesweep's 0.061 at 2^12, 0.075 against
  * 0.063 at 2^13. */
+#define BIT GS_SORT_LAYOUT_BIT
+/* The tiles of presets unmeasured beyond their first shapes: 9 keys per invocation of 32-bit
+ * keys, 5 of 64-bit keys, in tiles of 512 invocations (0: 16 subgroups). */
+#define TILES_OF(workgroup)                                                                                       \
+  {[GS_SORT_KEYS32] = {workgroup, 9}, [GS_SORT_PAIRS32_32] = {workgroup, 9}, [GS_SORT_PAIRS32_64] = {workgroup, 9}, \
+   [GS_SORT_KEYS64] = {workgroup, 5}, [GS_SORT_PAIRS64] = {workgroup, 5}}
 static const preset presets[] = {
-    {"nvidia", 0x10DE, ANY, 32, 384, 384, 20, 10, 10, 10, 384, 16, 256, 0, true, true, 1u << 12, true, 512, 2, 256, 17, 512,
-     GS_SORT_LAYOUT_KEYS32 | GS_SORT_LAYOUT_PAIRS32_32},
-    {"amd", 0x1002, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 0, true, true, 0, false, 0, 0, 0, 0, 0, 0},
-    {"intel", 0x8086, ANY, 32, 512, 512, 9, 9, 5, 5, 512, 8, 256, 1u << 26, true, true, 0, false, 0, 0, 0, 0, 0, 0},
-    {"lavapipe", ANY, VK_DRIVER_ID_MESA_LLVMPIPE, 8, 128, 128, 16, 16, 16, 16, 128, 8, 256, 1u << 22, true, false, 1u << 14, false, 0, 2, 0, 0, 0, 0},
-    {"apple", 0x106B, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, false, true, 0, false, 0, 0, 0, 0, 0, 0},
-    {"arm", 0x13B5, ANY, 16, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0, 0, 0, 0, 0, 0},
-    {"qualcomm", 0x5143, ANY, 64, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0, 0, 0, 0, 0, 0},
-    {"imagination", 0x1010, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 24, false, true, 0, false, 0, 0, 0, 0, 0, 0},
-    {"generic", ANY, ANY, 32, 0, 0, 9, 9, 5, 5, 0, 8, 256, 1u << 26, true, true, 0, false, 0, 0, 0, 0, 0, 0}, /* 0: 16 subgroups of the size the device runs */
+    {.name = "nvidia", .vendor_id = 0x10DE, .driver_id = ANY, .subgroup_size = 32,
+     .sort = {[GS_SORT_KEYS32] = {384, 20}, [GS_SORT_PAIRS32_32] = {256, 17}, [GS_SORT_PAIRS32_64] = {512, 10},
+              [GS_SORT_KEYS64] = {320, 17}, [GS_SORT_PAIRS64] = {256, 20}},
+     .hold_keys = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_PAIRS32_64),
+     .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64),
+     .scan_workgroup = 384, .scan_rows = 16, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
+     .bitonic_max_keys = 1u << 12, .compact_workgroup = 512, .compact_subtiles = 2},
+    {.name = "amd", .vendor_id = 0x1002, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512),
+     .scan_workgroup = 512, .scan_rows = 8, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true},
+    {.name = "intel", .vendor_id = 0x8086, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512),
+     .scan_workgroup = 512, .scan_rows = 8, .spin = 256, .submit_keys = 1u << 26, .forward_progress = true,
+     .onesweep = true},
+    {.name = "lavapipe", .vendor_id = ANY, .driver_id = VK_DRIVER_ID_MESA_LLVMPIPE, .subgroup_size = 8,
+     .sort = {[GS_SORT_KEYS32] = {128, 16}, [GS_SORT_PAIRS32_32] = {128, 16}, [GS_SORT_PAIRS32_64] = {128, 16},
+              [GS_SORT_KEYS64] = {128, 16}, [GS_SORT_PAIRS64] = {128, 16}},
+     .scan_workgroup = 128, .scan_rows = 8, .spin = 256, .submit_keys = 1u << 22, .forward_progress = true,
+     .onesweep = false, .bitonic_max_keys = 1u << 14, .compact_subtiles = 2},
+    {.name = "apple", .vendor_id = 0x106B, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(0), .scan_rows = 8,
+     .spin = 256, .submit_keys = 1u << 26, .forward_progress = false, .onesweep = true},
+    {.name = "arm", .vendor_id = 0x13B5, .driver_id = ANY, .subgroup_size = 16, .sort = TILES_OF(0), .scan_rows = 8,
+     .spin = 256, .submit_keys = 1u << 24, .forward_progress = false, .onesweep = true},
+    {.name = "qualcomm", .vendor_id = 0x5143, .driver_id = ANY, .subgroup_size = 64, .sort = TILES_OF(0),
+     .scan_rows = 8, .spin = 256, .submit_keys = 1u << 24, .forward_progress = false, .onesweep = true},
+    {.name = "imagination", .vendor_id = 0x1010, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(0),
+     .scan_rows = 8, .spin = 256, .submit_keys = 1u << 24, .forward_progress = false, .onesweep = true},
+    {.name = "generic", .vendor_id = ANY, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(0), .scan_rows = 8,
+     .spin = 256, .submit_keys = 1u << 26, .forward_progress = true, .onesweep = true}, /* 0: 16 subgroups of the size the device runs */
 };
+#undef TILES_OF
+#undef BIT
 
 static uint32_t clamp_subgroup(const gs_device_info *info, uint32_t want) {
   if (want < info->min_subgroup_size) return info->min_subgroup_size;
@@ -157,29 +200,15 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   const gs_knobs *k = gs_knobs_get();
   memset(c, 0, sizeof *c);
   c->subgroup_size = clamp_subgroup(info, k->subgroup_size ? k->subgroup_size : p->subgroup_size);
-  c->sort_workgroup_size = k->sort_workgroup ? k->sort_workgroup : workgroup_for(info, c->subgroup_size, p->sort_workgroup);
-  c->sort_workgroup_size_pairs = k->sort_workgroup        ? k->sort_workgroup
-                                 : p->sort_workgroup_pairs ? workgroup_for(info, c->subgroup_size, p->sort_workgroup_pairs)
-                                                           : c->sort_workgroup_size;
-  c->sort_workgroup_size_wide =
-      k->sort_workgroup ? k->sort_workgroup : workgroup_for(info, c->subgroup_size, p->sort_workgroup_wide);
-  c->sort_keys_per_thread = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys;
-  c->sort_keys_per_thread_pairs = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys_pairs;
-  c->sort_keys_per_thread_wide = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys_wide;
-  c->sort_keys_per_thread_wide_pairs = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort_keys_wide_pairs;
-  c->sort_hold_keys = k->sort_hold_keys == GS_KNOB_UNSET ? p->hold_keys : k->sort_hold_keys != 0;
+  for (int l = 0; l < GS_SORT_LAYOUTS; l++) {
+    gs_sort_tile *t = &c->sort_tiles[l];
+    t->workgroup_size = k->sort_workgroup ? k->sort_workgroup : workgroup_for(info, c->subgroup_size, p->sort[l].workgroup);
+    t->keys_per_thread = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort[l].keys;
+  }
+  c->sort_hold_keys = k->sort_hold_keys == GS_KNOB_UNSET ? p->hold_keys : k->sort_hold_keys ? GS_SORT_LAYOUT_ALL : 0;
   c->sort_early_counts = k->sort_early_counts == GS_KNOB_UNSET ? p->early_counts
                          : k->sort_early_counts       ? GS_SORT_LAYOUT_ALL
                                                       : 0;
-  /* the narrow pairs' shape was measured with their values held (radix_onesweep.comp) */
-  const bool narrow_preset = p->sort_workgroup_narrow_pairs && c->sort_hold_keys;
-  c->sort_workgroup_size_narrow_pairs =
-      k->sort_workgroup ? k->sort_workgroup
-      : narrow_preset   ? workgroup_for(info, c->subgroup_size, p->sort_workgroup_narrow_pairs)
-                        : c->sort_workgroup_size_pairs;
-  c->sort_keys_per_thread_narrow_pairs = k->sort_keys_per_thread ? k->sort_keys_per_thread
-                                         : narrow_preset         ? p->sort_keys_narrow_pairs
-                                                                 : c->sort_keys_per_thread_pairs;
   c->scan_workgroup_size = k->scan_workgroup ? k->scan_workgroup : workgroup_for(info, c->subgroup_size, p->scan_workgroup);
   c->scan_rows = k->scan_rows ? k->scan_rows : p->scan_rows;
   c->compact_workgroup_size = k->scan_workgroup       ? k->scan_workgroup
@@ -195,6 +224,11 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
                      k->scan_rows || k->compact_subtiles || k->lookback_spin || k->submit_keys || k->sort_hold_keys != GS_KNOB_UNSET ||
                      k->sort_early_counts != GS_KNOB_UNSET;
   snprintf(c->preset, sizeof c->preset, "%s%s", p->name, tuned ? " (tuned by GPUSORT_*)" : "");
+}
+
+gs_sort_layout gs_sort_layout_of(unsigned key_bytes, unsigned value_bytes) {
+  if (key_bytes == 8) return value_bytes ? GS_SORT_PAIRS64 : GS_SORT_KEYS64;
+  return value_bytes == 8 ? GS_SORT_PAIRS32_64 : value_bytes ? GS_SORT_PAIRS32_32 : GS_SORT_KEYS32;
 }
 
 gs_sort_algo gs_sort_algo_for(const gs_device_config *c, gs_sort_algo requested, uint64_t n) {

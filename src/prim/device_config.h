@@ -11,31 +11,36 @@
 /* Sort algorithms (src/prim/radix_sort.h); the values are gpusort_sort_algo's. */
 typedef enum { GS_SORT_AUTO, GS_SORT_ONESWEEP, GS_SORT_REDUCE_THEN_SCAN, GS_SORT_BITONIC } gs_sort_algo;
 
-/* The sort's layouts, for choices made per layout. */
-enum {
-  GS_SORT_LAYOUT_KEYS32 = 1u << 0,     /* 32-bit keys alone */
-  GS_SORT_LAYOUT_PAIRS32_32 = 1u << 1, /* 32-bit keys with 32-bit values (or indices) */
-  GS_SORT_LAYOUT_PAIRS32_64 = 1u << 2, /* 32-bit keys with 64-bit values */
-  GS_SORT_LAYOUT_KEYS64 = 1u << 3,     /* 64-bit keys alone */
-  GS_SORT_LAYOUT_PAIRS64 = 1u << 4,    /* 64-bit keys with values */
-  GS_SORT_LAYOUT_ALL = (1u << 5) - 1u
-};
+/* The sort's layouts, for choices made per layout: an index into per-layout tables, and a bit
+ * (GS_SORT_LAYOUT_BIT) in per-layout sets. */
+typedef enum {
+  GS_SORT_KEYS32,     /* 32-bit keys alone */
+  GS_SORT_PAIRS32_32, /* 32-bit keys with 32-bit values (or indices) */
+  GS_SORT_PAIRS32_64, /* 32-bit keys with 64-bit values */
+  GS_SORT_KEYS64,     /* 64-bit keys alone */
+  GS_SORT_PAIRS64,    /* 64-bit keys with values */
+  GS_SORT_LAYOUTS
+} gs_sort_layout;
+#define GS_SORT_LAYOUT_BIT(layout) (1u << (layout))
+#define GS_SORT_LAYOUT_ALL ((1u << GS_SORT_LAYOUTS) - 1u)
+
+/* The layout of keys of key_bytes (4 or 8) with values of value_bytes (0: none). */
+gs_sort_layout gs_sort_layout_of(unsigned key_bytes, unsigned value_bytes);
+
+/* A digit-binning tile (radix_onesweep.comp): invocations x keys each. */
+typedef struct {
+  uint32_t workgroup_size, keys_per_thread;
+} gs_sort_tile;
 
 typedef struct {
   char preset[64];                  /* "nvidia", "lavapipe", "generic", + " (tuned by GPUSORT_*)" */
   uint32_t subgroup_size;           /* pinned for every pipeline */
-  uint32_t sort_workgroup_size;     /* digit-binning tile of 32-bit keys: invocations ... */
-  uint32_t sort_workgroup_size_wide; /* ... of 64-bit keys */
-  uint32_t sort_keys_per_thread;    /* ... x keys each, for 32-bit keys alone */
-  uint32_t sort_workgroup_size_pairs; /* 32-bit keys with 64-bit values: invocations ... */
-  uint32_t sort_keys_per_thread_pairs; /* ... x keys each */
-  uint32_t sort_workgroup_size_narrow_pairs; /* 32-bit keys with 32-bit values (or indices): invocations ... */
-  uint32_t sort_keys_per_thread_narrow_pairs; /* ... x keys each */
-  uint32_t sort_keys_per_thread_wide; /* ... for 64-bit keys alone */
-  uint32_t sort_keys_per_thread_wide_pairs; /* ... for 64-bit keys with values (or record indices) */
-  bool sort_hold_keys;              /* keys wait in shared memory while ranked: fewer registers */
-  uint32_t sort_early_counts;       /* the layouts (GS_SORT_LAYOUT_*) whose tiles publish their digit
-                                     * counts before ranking their keys (radix_onesweep.comp) */
+  gs_sort_tile sort_tiles[GS_SORT_LAYOUTS]; /* per layout (fewer keys where shared memory is short:
+                                             * src/prim/radix_sort.c) */
+  uint32_t sort_hold_keys;          /* the layouts whose keys wait in shared memory while they are
+                                     * ranked (fewer registers, smaller tiles) */
+  uint32_t sort_early_counts;       /* the layouts whose tiles publish their digit counts before
+                                     * ranking their keys (radix_onesweep.comp) */
   uint32_t scan_workgroup_size;
   uint32_t scan_rows;               /* 16-byte vectors per invocation of a scan tile (a widened
                                      * accumulator's scan takes at most 8) */

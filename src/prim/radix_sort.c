@@ -36,19 +36,15 @@ static int choose_tile(gs_radix_sort *s, const gs_device_config *config) {
   const gs_device *dev = s->dev;
   const uint32_t sg = dev->subgroup_size;
   const unsigned key = s->info->bytes, value = s->config.value_bytes;
-  const bool narrow_pairs = key == 4 && value == 4;
-  const uint32_t wg = key == 8        ? config->sort_workgroup_size_wide
-                      : narrow_pairs ? config->sort_workgroup_size_narrow_pairs
-                      : value        ? config->sort_workgroup_size_pairs
-                                     : config->sort_workgroup_size;
-  uint32_t kpt = key == 8        ? (value ? config->sort_keys_per_thread_wide_pairs : config->sort_keys_per_thread_wide)
-                 : narrow_pairs ? config->sort_keys_per_thread_narrow_pairs
-                 : value        ? config->sort_keys_per_thread_pairs
-                                : config->sort_keys_per_thread;
+  const gs_sort_layout layout = gs_sort_layout_of(key, value);
+  const uint32_t wg = config->sort_tiles[layout].workgroup_size;
+  uint32_t kpt = config->sort_tiles[layout].keys_per_thread;
   /* held values: 32-bit values with held 32-bit keys (radix_onesweep.comp's HOLD_VALUES), held
    * and staged beside their keys; otherwise keys and values are staged in turn */
-  const bool hold_values = config->sort_hold_keys && narrow_pairs;
-  const unsigned held = !config->sort_hold_keys ? 0 : hold_values ? key + value : key;
+  s->hold_keys = (config->sort_hold_keys & GS_SORT_LAYOUT_BIT(layout)) != 0;
+  s->early_counts = (config->sort_early_counts & GS_SORT_LAYOUT_BIT(layout)) != 0;
+  const bool hold_values = s->hold_keys && layout == GS_SORT_PAIRS32_32;
+  const unsigned held = !s->hold_keys ? 0 : hold_values ? key + value : key;
   const unsigned item = hold_values ? key + value : value > key ? value : key;
   if (wg % sg != 0 || wg > dev->info.max_workgroup_size || wg < 64 || kpt == 0 || kpt > 64)
     return gs_fail(GPUSORT_ERROR_USAGE, "sort tile of %u invocations x %u keys does not suit this device", wg, kpt);
@@ -123,12 +119,8 @@ int gs_radix_sort_create(gs_device *dev, const gs_memops *memops, const gs_devic
   const uint32_t hist_spec[] = {hist_wg, 0, kind, desc, HISTOGRAM_TILE_ROWS};
   uint32_t pass_spec[GS_SPEC_COUNT] = {s->workgroup_size, 0, kind, desc, s->keys_per_thread, spin};
   pass_spec[GS_SPEC_REDUCE_THEN_SCAN] = rts;
-  pass_spec[GS_SPEC_HOLD_KEYS] = config->sort_hold_keys;
-  const uint32_t layout = wide ? (sort_config->value_bytes ? GS_SORT_LAYOUT_PAIRS64 : GS_SORT_LAYOUT_KEYS64)
-                          : sort_config->value_bytes == 8 ? GS_SORT_LAYOUT_PAIRS32_64
-                          : sort_config->value_bytes == 4 ? GS_SORT_LAYOUT_PAIRS32_32
-                                                          : GS_SORT_LAYOUT_KEYS32;
-  pass_spec[GS_SPEC_EARLY_COUNTS] = (config->sort_early_counts & layout) != 0;
+  pass_spec[GS_SPEC_HOLD_KEYS] = s->hold_keys;
+  pass_spec[GS_SPEC_EARLY_COUNTS] = s->early_counts;
   memcpy(s->kpt_spec, pass_spec, sizeof pass_spec);
   const uint32_t one_group[] = {64, 0};
   char pass_name[48];
