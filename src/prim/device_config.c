@@ -134,8 +134,8 @@ typedef struct {
  * GPU time of u32 keys): bitonic 0.051 ms against Onesweep's 0.061 at 2^12, 0.075 against
  * 0.063 at 2^13. */
 #define BIT GS_SORT_LAYOUT_BIT
-/* The tiles of presets unmeasured beyond their first shapes: 9 keys per invocation of 32-bit
- * keys, 5 of 64-bit keys, in tiles of 512 invocations (0: 16 subgroups). */
+/* The tiles of presets measured no further than their first shapes: `workgroup` invocations
+ * (0: 16 subgroups) of 9 keys each for 32-bit keys, with or without values, of 5 for 64-bit keys. */
 #define TILES_OF(workgroup)                                                                                       \
   {[GS_SORT_KEYS32] = {workgroup, 9}, [GS_SORT_PAIRS32_32] = {workgroup, 9}, [GS_SORT_PAIRS32_64] = {workgroup, 9}, \
    [GS_SORT_KEYS64] = {workgroup, 5}, [GS_SORT_PAIRS64] = {workgroup, 5}}
