@@ -94,17 +94,12 @@ enum { ANY = 0 };
  * lanes, and a tile's per-digit work (counters of every subgroup, look-back, digit starts) is
  * paid per tile, so the tile is long (2^21 u64 keys: 106 copies at 16 keys, 148 at 9, 167 at 5).
  */
-/* A preset's tile of one layout: invocations (0: 16 subgroups) x keys each. */
-typedef struct {
-  uint32_t workgroup, keys;
-} preset_tile;
-
 typedef struct {
   const char *name;
   uint32_t vendor_id; /* ANY, or PCI vendor */
   uint32_t driver_id; /* ANY, or the driver (VkDriverId) */
   uint32_t subgroup_size;
-  preset_tile sort[GS_SORT_LAYOUTS];
+  gs_sort_tile sort[GS_SORT_LAYOUTS]; /* per layout; a workgroup of 0: 16 subgroups */
   uint32_t hold_keys;    /* the layouts whose keys wait in shared memory while ranked */
   uint32_t early_counts; /* the layouts whose tiles count and publish their digits before ranking
                           * their keys (radix_onesweep.comp's EARLY_COUNTS) */
@@ -134,11 +129,12 @@ typedef struct {
  * GPU time of u32 keys): bitonic 0.051 ms against Onesweep's 0.061 at 2^12, 0.075 against
  * 0.063 at 2^13. */
 #define BIT GS_SORT_LAYOUT_BIT
-/* The tiles of presets measured no further than their first shapes: `workgroup` invocations
- * (0: 16 subgroups) of 9 keys each for 32-bit keys, with or without values, of 5 for 64-bit keys. */
-#define TILES_OF(workgroup)                                                                                       \
-  {[GS_SORT_KEYS32] = {workgroup, 9}, [GS_SORT_PAIRS32_32] = {workgroup, 9}, [GS_SORT_PAIRS32_64] = {workgroup, 9}, \
-   [GS_SORT_KEYS64] = {workgroup, 5}, [GS_SORT_PAIRS64] = {workgroup, 5}}
+/* One workgroup for every layout, keys32 keys each for 32-bit keys (with or without values),
+ * keys64 for 64-bit keys: the presets measured no further than their first shapes. */
+#define TILES_OF(workgroup, keys32, keys64)                                                      \
+  {[GS_SORT_KEYS32] = {workgroup, keys32}, [GS_SORT_PAIRS32_32] = {workgroup, keys32},          \
+   [GS_SORT_PAIRS32_64] = {workgroup, keys32}, [GS_SORT_KEYS64] = {workgroup, keys64},           \
+   [GS_SORT_PAIRS64] = {workgroup, keys64}}
 static const preset presets[] = {
     {.name = "nvidia", .vendor_id = 0x10DE, .driver_id = ANY, .subgroup_size = 32,
      .sort = {[GS_SORT_KEYS32] = {384, 20}, [GS_SORT_PAIRS32_32] = {256, 17}, [GS_SORT_PAIRS32_64] = {512, 10},
@@ -147,25 +143,24 @@ static const preset presets[] = {
      .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64),
      .scan_workgroup = 384, .scan_rows = 16, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
      .bitonic_max_keys = 1u << 12, .compact_workgroup = 512, .compact_subtiles = 2},
-    {.name = "amd", .vendor_id = 0x1002, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512),
+    {.name = "amd", .vendor_id = 0x1002, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512, 9, 5),
      .scan_workgroup = 512, .scan_rows = 8, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true},
-    {.name = "intel", .vendor_id = 0x8086, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512),
+    {.name = "intel", .vendor_id = 0x8086, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512, 9, 5),
      .scan_workgroup = 512, .scan_rows = 8, .spin = 256, .submit_keys = 1u << 26, .forward_progress = true,
      .onesweep = true},
     {.name = "lavapipe", .vendor_id = ANY, .driver_id = VK_DRIVER_ID_MESA_LLVMPIPE, .subgroup_size = 8,
-     .sort = {[GS_SORT_KEYS32] = {128, 16}, [GS_SORT_PAIRS32_32] = {128, 16}, [GS_SORT_PAIRS32_64] = {128, 16},
-              [GS_SORT_KEYS64] = {128, 16}, [GS_SORT_PAIRS64] = {128, 16}},
+     .sort = TILES_OF(128, 16, 16),
      .scan_workgroup = 128, .scan_rows = 8, .spin = 256, .submit_keys = 1u << 22, .forward_progress = true,
      .onesweep = false, .bitonic_max_keys = 1u << 14, .compact_subtiles = 2},
-    {.name = "apple", .vendor_id = 0x106B, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(0), .scan_rows = 8,
+    {.name = "apple", .vendor_id = 0x106B, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(0, 9, 5), .scan_rows = 8,
      .spin = 256, .submit_keys = 1u << 26, .forward_progress = false, .onesweep = true},
-    {.name = "arm", .vendor_id = 0x13B5, .driver_id = ANY, .subgroup_size = 16, .sort = TILES_OF(0), .scan_rows = 8,
+    {.name = "arm", .vendor_id = 0x13B5, .driver_id = ANY, .subgroup_size = 16, .sort = TILES_OF(0, 9, 5), .scan_rows = 8,
      .spin = 256, .submit_keys = 1u << 24, .forward_progress = false, .onesweep = true},
-    {.name = "qualcomm", .vendor_id = 0x5143, .driver_id = ANY, .subgroup_size = 64, .sort = TILES_OF(0),
+    {.name = "qualcomm", .vendor_id = 0x5143, .driver_id = ANY, .subgroup_size = 64, .sort = TILES_OF(0, 9, 5),
      .scan_rows = 8, .spin = 256, .submit_keys = 1u << 24, .forward_progress = false, .onesweep = true},
-    {.name = "imagination", .vendor_id = 0x1010, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(0),
+    {.name = "imagination", .vendor_id = 0x1010, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(0, 9, 5),
      .scan_rows = 8, .spin = 256, .submit_keys = 1u << 24, .forward_progress = false, .onesweep = true},
-    {.name = "generic", .vendor_id = ANY, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(0), .scan_rows = 8,
+    {.name = "generic", .vendor_id = ANY, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(0, 9, 5), .scan_rows = 8,
      .spin = 256, .submit_keys = 1u << 26, .forward_progress = true, .onesweep = true}, /* 0: 16 subgroups of the size the device runs */
 };
 #undef TILES_OF
@@ -188,6 +183,11 @@ static uint32_t workgroup_for(const gs_device_info *info, uint32_t subgroup, uin
   return wg - wg % subgroup; /* (384 halves to 48, not whole subgroups of 32) */
 }
 
+/* A set of layouts from an on/off knob: every layout, none, or (unset) the preset's. */
+static uint32_t layouts_switched(uint32_t knob, uint32_t preset_layouts) {
+  return knob == GS_KNOB_UNSET ? preset_layouts : knob ? GS_SORT_LAYOUT_ALL : 0;
+}
+
 void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   const preset *p = &presets[sizeof presets / sizeof presets[0] - 1];
   for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
@@ -202,13 +202,11 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->subgroup_size = clamp_subgroup(info, k->subgroup_size ? k->subgroup_size : p->subgroup_size);
   for (int l = 0; l < GS_SORT_LAYOUTS; l++) {
     gs_sort_tile *t = &c->sort_tiles[l];
-    t->workgroup_size = k->sort_workgroup ? k->sort_workgroup : workgroup_for(info, c->subgroup_size, p->sort[l].workgroup);
-    t->keys_per_thread = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort[l].keys;
+    t->workgroup_size = k->sort_workgroup ? k->sort_workgroup : workgroup_for(info, c->subgroup_size, p->sort[l].workgroup_size);
+    t->keys_per_thread = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort[l].keys_per_thread;
   }
-  c->sort_hold_keys = k->sort_hold_keys == GS_KNOB_UNSET ? p->hold_keys : k->sort_hold_keys ? GS_SORT_LAYOUT_ALL : 0;
-  c->sort_early_counts = k->sort_early_counts == GS_KNOB_UNSET ? p->early_counts
-                         : k->sort_early_counts       ? GS_SORT_LAYOUT_ALL
-                                                      : 0;
+  c->sort_hold_keys = layouts_switched(k->sort_hold_keys, p->hold_keys);
+  c->sort_early_counts = layouts_switched(k->sort_early_counts, p->early_counts);
   c->scan_workgroup_size = k->scan_workgroup ? k->scan_workgroup : workgroup_for(info, c->subgroup_size, p->scan_workgroup);
   c->scan_rows = k->scan_rows ? k->scan_rows : p->scan_rows;
   c->compact_workgroup_size = k->scan_workgroup       ? k->scan_workgroup
