@@ -242,7 +242,17 @@ void write_index(uint at, uint g) {
 // of `test_compact matrix`); windows of 64, 128 or 256 (each wider one slower); polling only
 // the awaited descriptor while it is empty (the same times); taking the next tile's ticket
 // before the walk so that its loads overlap it (unique 7.8 ms: the next tile's count then waits
-// for this tile's walk, and so does every later tile).
+// for this tile's walk, and so does every later tile). Nor these (2^28, each beside this walk
+// in the same run): a busy-wait of up to about 1000 multiply-adds before the walk, or after
+// each step that met an empty descriptor (the same times to 1%: a tile's wait is not its own
+// latency, and other workgroups fill the time); a walk of 64 to 512 predecessors a step, each
+// subgroup summing its polls by ballots and subgroup 0 joining them (select and partition the
+// same, unique 0.25 ms against 0.22 at 2^26; reduce-by-key wrong on the H100, 249 of the 3416
+// checks, where lavapipe passed); unique with two tiles in flight, the next one loaded, flagged
+// and its count posted before this one walks (0.98 ms against 0.85; correct on the H100). The
+// walk done but its prefix replaced by a made-up one took as long as the walk itself, except
+// that tiles' outputs starting on 128-byte boundaries made select 2% and partition 5% faster
+// (1.05 ms against 1.07, 1.27 against 1.34; so did the real prefix rounded down to 32).
 const uint WALK_WIDTH = WORKGROUP_SIZE < 32u ? WORKGROUP_SIZE : 32u;
 shared uint s_walk_next, s_walk_prefix, s_walk_spins, s_walk_count, s_walk_empty, s_walk_inclusive;
 
