@@ -36,9 +36,9 @@ extern "C" {
 
 #define GPUSORT_VERSION_MAJOR 0
 #define GPUSORT_VERSION_MINOR 7
-#define GPUSORT_VERSION_PATCH 10
+#define GPUSORT_VERSION_PATCH 11
 #define GPUSORT_VERSION_NUMBER (GPUSORT_VERSION_MAJOR * 10000 + GPUSORT_VERSION_MINOR * 100 + GPUSORT_VERSION_PATCH)
-#define GPUSORT_VERSION_STRING "0.7.10"
+#define GPUSORT_VERSION_STRING "0.7.11"
 
 /* Initializer of a struct whose fields all default to zero but struct_size (in C++, a value
  * built by a function, so that -Wmissing-field-initializers has nothing to say). */
@@ -322,6 +322,12 @@ typedef struct gpusort_device_info {
                                              sort_workgroup_size) */
   uint32_t sort_workgroup_size_wide_pairs; /* sort tiles of 64-bit keys with values: invocations
                                               (since 0.7.10; before, sort_workgroup_size_wide) */
+  uint32_t compact_workgroup_size;        /* the look-back family's tiles (gpusort_compact):
+                                             invocations, before each operation's own bound
+                                             (since 0.7.11) */
+  uint32_t compact_subtiles;              /* select's and partition's sub-tiles under one
+                                             look-back, fewer where shared memory is short
+                                             (since 0.7.11) */
 } gpusort_device_info;
 
 #define GPUSORT_DEVICE_INFO_INIT GPUSORT_OUTPUT_INIT_(gpusort_device_info)

@@ -124,6 +124,9 @@ static void devices_and_contexts(gpusort_context **ctx) {
              infos[0].sort_keys_per_invocation_wide &&
              infos[0].sort_keys_per_invocation_wide_pairs,
          "every sort tile shape is given");
+  expect(infos[0].compact_workgroup_size && infos[0].compact_workgroup_size % infos[0].subgroup_size == 0 &&
+             infos[0].compact_subtiles,
+         "the look-back family's tiles are given");
   expect_status(gpusort_list_devices(infos, 1, NULL), GPUSORT_ERROR_USAGE, "listing without a count");
   infos[0].struct_size = 0;
   expect_status(gpusort_list_devices(infos, 1, &count), GPUSORT_ERROR_USAGE, "an uninitialized device info");

@@ -962,6 +962,13 @@ class DevicesAndBench(CliTest):
         lines = p.stdout.decode().split("\n")
         self.assertIn("subgroup", lines[0])
         self.assertTrue(any(l.startswith("*") for l in lines), p.stdout)
+        # -v: the configuration, knobs included (the look-back family's workgroup follows the scan's knob)
+        p = run(["devices", "-v"], env={"GPUSORT_SCAN_WORKGROUP": "64", "GPUSORT_COMPACT_SUBTILES": "3"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout.decode(), r"preset \S+ \(tuned by GPUSORT_\*\): sort tiles of \d+ invocations")
+        self.assertIn("scan tiles of 64 invocations", p.stdout.decode())
+        self.assertIn("look-back family tiles of up to 64 invocations (select's and partition's in up to 3 "
+                      "sub-tiles)", p.stdout.decode())
 
     def test_bench(self):
         p = run(["bench", "--sizes", "2^10,5000", "--reps", "3"])

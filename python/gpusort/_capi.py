@@ -104,6 +104,8 @@ class DeviceInfo(ctypes.Structure):
         ("sort_keys_per_invocation_narrow_pairs", ctypes.c_uint32),
         ("sort_workgroup_size_pairs", ctypes.c_uint32),
         ("sort_workgroup_size_wide_pairs", ctypes.c_uint32),
+        ("compact_workgroup_size", ctypes.c_uint32),
+        ("compact_subtiles", ctypes.c_uint32),
     ]
 
 
@@ -167,7 +169,7 @@ C_NAMES = {
 ABI_SIZES = {
     "gpusort_layout": 48,
     "gpusort_context_params": 56,
-    "gpusort_device_info": 1192,
+    "gpusort_device_info": 1200,
     "gpusort_sort_options": 20,
     "gpusort_scan_options": 24,
     "gpusort_report": 352,

@@ -12,11 +12,13 @@ static void print_configuration(const gpusort_device_info *d) {
   printf("        preset %s: sort tiles of %u invocations x %u keys (%u x %u for 32-bit keys with 32-bit "
          "values, %u x %u with 64-bit values), of %u x %u for 64-bit keys (%u x %u with values; fewer where "
          "shared memory is short), scan tiles of %u invocations x %u rows (at most 8 with a widened "
-         "accumulator), look-back spin %u\n",
+         "accumulator), look-back family tiles of up to %u invocations (select's and partition's in up to %u "
+         "sub-tiles), look-back spin %u\n",
          d->preset, d->sort_workgroup_size, d->sort_keys_per_invocation, d->sort_workgroup_size_narrow_pairs,
          d->sort_keys_per_invocation_narrow_pairs, d->sort_workgroup_size_pairs, d->sort_keys_per_invocation_pairs,
          d->sort_workgroup_size_wide, d->sort_keys_per_invocation_wide, d->sort_workgroup_size_wide_pairs,
-         d->sort_keys_per_invocation_wide_pairs, d->scan_workgroup_size, d->scan_rows, d->lookback_spin_limit);
+         d->sort_keys_per_invocation_wide_pairs, d->scan_workgroup_size, d->scan_rows, d->compact_workgroup_size,
+         d->compact_subtiles, d->lookback_spin_limit);
 }
 
 int cli_devices(int argc, char **argv) {
