@@ -183,7 +183,7 @@ static void run_bits(harness *h) {
 
 /* Independent of the reference: among equal keys, the input indices must increase. */
 static void run_stability(harness *h, bool keys32_only) {
-  const gs_key_type types[] = {GS_KEY_U32, GS_KEY_F32, GS_KEY_I64, GS_KEY_F64};
+  const gs_key_type types[] = {GS_KEY_U32, GS_KEY_F32, GS_KEY_I64, GS_KEY_F64}; /* 32-bit keys first */
   for (size_t t = 0; t < (keys32_only ? 2 : sizeof types / sizeof types[0]); t++) {
     for (int desc = 0; desc < 2; desc++) {
       sort_case c = {.key = types[t], .descending = desc, .value_bytes = 4, .index_values = true};

@@ -235,7 +235,8 @@ static const char help_devices[] =
     "\n"
     "devices: list the Vulkan devices: index, type, subgroup size, device-local memory,\n"
     "largest buffer, name and driver; * marks the one chosen by default. With -v, also the\n"
-    "configuration gpusort runs with on each: its preset, the sort and scan tiles.\n";
+    "configuration gpusort runs with on each: its preset, the sort and scan tiles, the\n"
+    "look-back family's workgroup and sub-tiles.\n";
 
 static const char help_common[] =
     "\n"
