@@ -436,7 +436,10 @@ int main(int argc, char **argv) {
         gs_scan_config c = {.input = all_types[ti], .acc = all_types[ti], .op = (gs_scan_op)op, .reduce_only = true};
         const uint64_t tile = tile_of(&t, &c);
         const uint64_t sizes[] = {0, 1, sg + 1, tile - 1, tile, tile + 1, 40 * tile + 3, tile * tile + 9};
-        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        /* tile * tile + 9 takes a third level; with 32-row tiles that is 2^28 elements, minutes
+         * on lavapipe, so there the two levels of 40 tiles are the most */
+        const size_t count = tile <= 4096 ? 8 : 7;
+        for (size_t i = 0; i < count; i++)
           check_reduce(&t, &c, sizes[i], gs_key_info_of(c.input)->name);
       }
     /* widened: u32 counts summed in u64 */
