@@ -252,7 +252,8 @@ void write_index(uint at, uint g) {
 // and its count posted before this one walks (0.98 ms against 0.85; correct on the H100). The
 // walk done but its prefix replaced by a made-up one took as long as the walk itself, except
 // that tiles' outputs starting on 128-byte boundaries made select 2% and partition 5% faster
-// (1.05 ms against 1.07, 1.27 against 1.34; so did the real prefix rounded down to 32).
+// (1.05 ms against 1.07, 1.27 against 1.34; so did the real prefix rounded down to 32), which
+// store_staged now does with the real prefix.
 const uint WALK_WIDTH = WORKGROUP_SIZE < 32u ? WORKGROUP_SIZE : 32u;
 shared uint s_walk_next, s_walk_prefix, s_walk_spins, s_walk_count, s_walk_empty, s_walk_inclusive;
 
@@ -798,10 +799,10 @@ void staged_tile(uint tile) {
 }
 #endif
 
-// Tiles go by ticket, so a tile's predecessors have all started, on any device. On an H200,
-// where workgroups start in order, taking the workgroup's index instead (2^28 u32 keys, same
-// runs) made select, unique and rle 1 to 2.5% faster and reduce-by-key 8% slower (1.63 ms
-// against 1.50).
+// Tiles go by ticket, so a tile's predecessors have all started, on any device. Taking the
+// workgroup's index instead (which leans on the device starting workgroups in order, or else
+// on the look-back's fallback) made select, unique and rle 1 to 2.5% faster on an H200 and
+// reduce-by-key 8% slower (2^28 u32 keys, same runs: 1.63 ms against 1.50).
 void main() {
   if (gl_LocalInvocationID.x == 0u) s_ticket = atomicAdd(WordArray(pc.control).words[0], 1u);
   barrier();
