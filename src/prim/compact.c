@@ -70,11 +70,12 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    *    2 (in one sub-tile; CUB: 0.70); 8 rows, or 384 or 512 invocations, made it at most 5%
    *    faster. Partition in tiles of one sub-tile takes up to 384: 1.63 ms against 1.98 at 256
    *    (same run), but in two sub-tiles of 256 x 16 keys (the NVIDIA preset's) 1.40 ms (another
-   *    run, against 1.62 at 384 x 16 in one). On an H200 (same run) their 2 sub-tiles of 256 x 16
-   *    keys take 70 and 76 registers (room for three workgroups an SM in its 65536 registers);
-   *    of 256 x 12 keys, 60 and 64 (room for four): select 0.955 ms against 0.972, partition
-   *    1.181 against 1.221. Not adopted yet: that shape has not run `test_compact matrix` on a
-   *    GPU;
+   *    run, against 1.62 at 384 x 16 in one). On an H200 their 2 sub-tiles of 256 x 16 keys
+   *    took 70 and 76 registers (room for three workgroups an SM in its 65536 registers), and
+   *    of 256 x 12 keys 60 and 64 (room for four): select 0.955 ms against 0.972, partition
+   *    1.181 against 1.221 (same run). Since rows' counts are ranked packed (compact.comp's
+   *    rank_rows), 256 x 12 is the slower: select 0.907 ms against 0.887, partition 1.31
+   *    against 1.14 (same runs);
    *  - unique keeps only its flags: 512 x 8 rows took 0.847 ms, 512 x 4 0.862, 384 x 4 0.883,
    *    256 x 4 0.896, 256 x 8 0.956, 128 x 8 1.027 (same run); another run, 2^24 / 2^26 / 2^28:
    *    512 x 4 0.068 / 0.224 / 0.857, 512 x 8 0.071 / 0.228 / 0.854, 512 x 6 0.072 / 0.231 /
