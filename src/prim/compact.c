@@ -101,9 +101,12 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   /* Rle in tiles of more than 4 rows gave wrong run counts on an H200 (driver 580.159.04;
    * `test_compact small` with GPUSORT_SCAN_WORKGROUP=128 and GPUSORT_SCAN_ROWS=5 to 8, or 256
    * and 7 or 8: about one run in 32 found, in the builds before and after 0.7.14's change to its
-   * head positions), in every shape at 4 none (128, 256 and 512 invocations, u32 and u64 keys);
-   * the cause is not found, so rle keeps to 4 rows everywhere (on lavapipe 8 were correct and
-   * faster: 7.0 to 7.7 ms against 8.6, above). */
+   * head positions), in every shape at 4 none (128, 256 and 512 invocations, u32 and u64 keys).
+   * Past 4 rows compact.comp's rank_rows takes two packed words of row counts; with one 32-bit
+   * count a word (as before 0.7.13) every failing shape passed, and unique passes with two
+   * words, so the cause is not found. A subgroup barrier before each subgroup operation did not
+   * help. So rle keeps to 4 rows everywhere (on lavapipe 8 were correct and faster: 7.0 to 7.7
+   * ms against 8.6, above). */
   if (config->count_runs && most_rows > 4) most_rows = 4;
   if (most > dev->info.max_workgroup_size) most = dev->info.max_workgroup_size;
   const uint32_t base = device_config->compact_workgroup_size;
