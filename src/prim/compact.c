@@ -102,11 +102,13 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    * `test_compact small` with GPUSORT_SCAN_WORKGROUP=128 and GPUSORT_SCAN_ROWS=5 to 8, or 256
    * and 7 or 8: about one run in 32 found, in the builds before and after 0.7.14's change to its
    * head positions), in every shape at 4 none (128, 256 and 512 invocations, u32 and u64 keys).
-   * Past 4 rows compact.comp's rank_rows takes two packed words of row counts; with one 32-bit
-   * count a word (as before 0.7.13) every failing shape passed, and unique passes with two
-   * words, so the cause is not found. A subgroup barrier before each of rle's subgroup
-   * operations mended one of the four failing shapes tried. So rle keeps to 4 rows everywhere (on lavapipe 8 were correct and faster: 7.0 to 7.7
-   * ms against 8.6, above). */
+   * Past 4 rows compact.comp's rank_rows takes two packed words of row counts. Every failing
+   * shape tried passed with one 32-bit count a word (as before 0.7.13), and with each word's
+   * total taken from the last lane's inclusive sum by a shuffle instead of subgroupAdd; unique
+   * passes with two words and subgroupAdd, so the cause is not found. A subgroup barrier before
+   * each of rle's subgroup operations mended one of the four failing shapes tried. So rle keeps
+   * to 4 rows everywhere (on lavapipe 8 were correct and faster: 7.0 to 7.7 ms against 8.6,
+   * above). */
   if (config->count_runs && most_rows > 4) most_rows = 4;
   if (most > dev->info.max_workgroup_size) most = dev->info.max_workgroup_size;
   const uint32_t base = device_config->compact_workgroup_size;
