@@ -477,7 +477,8 @@ void store_staged(bool as_keys, uint tile, uint count_before_tile, uint tile_kep
 // rows. H200, 2^28 u32 keys, against a scan and a sum per row (same runs, two calls): select
 // 0.89 ms against 0.99, partition 1.14 against 1.24, unique 0.72 against 0.80, rle 0.98
 // against 1.06; reduce-by-key took 1.61 against 1.50, so it keeps a scan per row (32-bit
-// fields).
+// fields). Rle keeps to one word (4 rows): past it, an H200 got wrong totals from subgroupAdd
+// (src/prim/compact.c).
 #if defined(REDUCE_BY_KEY) && !defined(COUNT_RUNS)
 const uint ROW_COUNT_BITS = 32u;
 #else
@@ -600,8 +601,8 @@ void runs_tile(uint tile) {
       if ((flags & (1u << (r * VEC + k))) != 0u) lane_last_head = first + k + 1u;
     // Head positions grow with the lane, so the last head before this lane's chunk is the
     // one of the nearest lane below with a head: a row takes one ballot and two shuffles,
-    // where a max-scan took seven (H200, 2^28 u32 keys: 0.95 ms either way; with subgroupExclusiveMax and
-    // subgroupMax here, an H100 found about half the runs' heads).
+    // where a max-scan took seven (H200, 2^28 u32 keys: 0.95 ms either way; with
+    // subgroupExclusiveMax and subgroupMax here, an H100 found about half the runs' heads).
     const uvec4 heads_below = subgroupBallot(lane_last_head != 0u) & gl_SubgroupLtMask;
     const bool head_below = subgroupBallotBitCount(heads_below) != 0u;
     const uint below_lane = subgroupShuffle(lane_last_head, head_below ? subgroupBallotFindMSB(heads_below) : 0u);
