@@ -477,8 +477,8 @@ void store_staged(bool as_keys, uint tile, uint count_before_tile, uint tile_kep
 // rows. H200, 2^28 u32 keys, against a scan and a sum per row (same runs, two calls): select
 // 0.89 ms against 0.99, partition 1.14 against 1.24, unique 0.72 against 0.80, rle 0.98
 // against 1.06; reduce-by-key took 1.61 against 1.50, so it keeps a scan per row (32-bit
-// fields). Rle keeps to one word (4 rows): past it, an H200 got wrong totals from subgroupAdd
-// (src/prim/compact.c).
+// fields). Rle keeps to 4 rows (one word in subgroups under 64 lanes): past one word an H200
+// got wrong totals from subgroupAdd (src/prim/compact.c).
 #if defined(REDUCE_BY_KEY) && !defined(COUNT_RUNS)
 const uint ROW_COUNT_BITS = 32u;
 #else

@@ -97,7 +97,6 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   uint32_t most = 256, most_rows = 4, most_loads = 4096;
   if (config->mode == GS_COMPACT_PARTITION && subtiles == 1) most = 384;
   if (config->mode == GS_COMPACT_UNIQUE) most = 512, most_rows = 8, most_loads = 2048;
-  if (reduces(config)) most = narrow ? 512 : 256, most_rows = 8, most_loads = config->count_runs && narrow ? 2048 : 1024;
   /* Rle in tiles of more than 4 rows gave wrong run counts on an H200 (driver 580.159.04;
    * `test_compact small` with GPUSORT_SCAN_WORKGROUP=128 and GPUSORT_SCAN_ROWS=5 to 8, or 256
    * and 7 or 8: about one run in 32 found, in the builds before and after 0.7.14's change to its
@@ -109,7 +108,8 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    * each of rle's subgroup operations mended one of the four failing shapes tried. So rle keeps
    * to 4 rows everywhere (on lavapipe 8 were correct and faster: 7.0 to 7.7 ms against 8.6,
    * above). */
-  if (config->count_runs && most_rows > 4) most_rows = 4;
+  if (reduces(config))
+    most = narrow ? 512 : 256, most_rows = config->count_runs ? 4 : 8, most_loads = config->count_runs && narrow ? 2048 : 1024;
   if (most > dev->info.max_workgroup_size) most = dev->info.max_workgroup_size;
   const uint32_t base = device_config->compact_workgroup_size;
   c->workgroup_size = base < most ? base : most;
