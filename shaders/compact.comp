@@ -477,8 +477,7 @@ void store_staged(bool as_keys, uint tile, uint count_before_tile, uint tile_kep
 // rows. H200, 2^28 u32 keys, against a scan and a sum per row (same runs, two calls): select
 // 0.89 ms against 0.99, partition 1.14 against 1.24, unique 0.72 against 0.80, rle 0.98
 // against 1.06; reduce-by-key took 1.61 against 1.50, so it keeps a scan per row (32-bit
-// fields). Rle keeps to 4 rows (one word in subgroups under 64 lanes): past one word an H200
-// got wrong totals from subgroupAdd (src/prim/compact.c).
+// fields).
 #if defined(REDUCE_BY_KEY) && !defined(COUNT_RUNS)
 const uint ROW_COUNT_BITS = 32u;
 #else
@@ -492,9 +491,16 @@ uint rank_rows(uint flags, out uint kept_before_row[ROWS]) {
     uint counts = 0u;
     [[unroll]] for (uint r = word_first; r < ROWS && r < word_first + ROWS_PER_WORD; r++)
       counts |= bitCount((flags >> (r * VEC)) & VEC_MASK) << ((r - word_first) * ROW_COUNT_BITS);
-    // (the total from the last lane by a shuffle, instead of subgroupAdd: select and
-    // reduce-by-key 0.5 and 1.3% faster, partition 23% slower at 82 registers against 78)
-    const uint before = subgroupExclusiveAdd(counts), total = subgroupAdd(counts);
+    const uint before = subgroupExclusiveAdd(counts);
+#ifdef COUNT_RUNS
+    // Rle takes the total from the last lane's inclusive sum: with subgroupAdd an H200 got
+    // wrong totals past one word (about one run in 32 counted; src/prim/compact.c).
+    const uint total = subgroupShuffle(before + counts, SUBGROUP_SIZE - 1u);
+#else
+    // (the total by that shuffle for every mode: select and reduce-by-key 0.5 and 1.3%
+    // faster, partition 23% slower at 82 registers against 78)
+    const uint total = subgroupAdd(counts);
+#endif
     [[unroll]] for (uint r = word_first; r < ROWS && r < word_first + ROWS_PER_WORD; r++) {
       const uint shift = (r - word_first) * ROW_COUNT_BITS;
       kept_before_row[r] = segment_kept + ((before >> shift) & ROW_COUNT_MASK);

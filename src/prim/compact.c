@@ -97,19 +97,9 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   uint32_t most = 256, most_rows = 4, most_loads = 4096;
   if (config->mode == GS_COMPACT_PARTITION && subtiles == 1) most = 384;
   if (config->mode == GS_COMPACT_UNIQUE) most = 512, most_rows = 8, most_loads = 2048;
-  /* Rle in tiles of more than 4 rows gave wrong run counts on an H200 (driver 580.159.04;
-   * `test_compact small` with GPUSORT_SCAN_WORKGROUP=128 and GPUSORT_SCAN_ROWS=5 to 8, or 256
-   * and 7 or 8: about one run in 32 found, in the builds before and after 0.7.14's change to its
-   * head positions), in every shape at 4 none (128, 256 and 512 invocations, u32 and u64 keys).
-   * Past 4 rows compact.comp's rank_rows takes two packed words of row counts. Every failing
-   * shape tried passed with one 32-bit count a word (as before 0.7.13), and with each word's
-   * total taken from the last lane's inclusive sum by a shuffle instead of subgroupAdd; unique
-   * passes with two words and subgroupAdd, so the cause is not found. A subgroup barrier before
-   * each of rle's subgroup operations mended one of the four failing shapes tried. So rle keeps
-   * to 4 rows everywhere (on lavapipe 8 were correct and faster: 7.0 to 7.7 ms against 8.6,
-   * above). */
-  if (reduces(config))
-    most = narrow ? 512 : 256, most_rows = config->count_runs ? 4 : 8, most_loads = config->count_runs && narrow ? 2048 : 1024;
+  /* (Rle in tiles of more than 4 rows once counted about one run in 32 on an H200: compact.comp's
+   * rank_rows takes its totals by a shuffle for it.) */
+  if (reduces(config)) most = narrow ? 512 : 256, most_rows = 8, most_loads = config->count_runs && narrow ? 2048 : 1024;
   if (most > dev->info.max_workgroup_size) most = dev->info.max_workgroup_size;
   const uint32_t base = device_config->compact_workgroup_size;
   c->workgroup_size = base < most ? base : most;
