@@ -693,13 +693,26 @@ void runs_tile(uint tile) {
   const uint segment_end = segment_first + SEGMENT;
   const bool next_segment_opens = segment_end >= pc.n || starts_run(segment_end, key_at(segment_end));
 
-  // 2. The count kept before this tile (by the whole workgroup).
+  // 2. The count kept before this tile (by the whole workgroup). Rle reads the value descriptor
+  // of the tile before as the walk starts, so that its load waits alongside the walk's. H200,
+  // 2^28 u32 keys, same runs: rle 0.938 to 0.943 ms against 0.951 to 0.953; reduce-by-key
+  // 1.397 to 1.398 against 1.378, so it reads it after the walk.
+#ifdef COUNT_RUNS
+  rep_t value_of_tile_before = rep_identity();
+  uint status_of_tile_before = SCAN_EMPTY;
+  if (lid == 0u && !first_is_head && tile > 0u) status_of_tile_before = scan_poll(tile - 1u, value_of_tile_before);
+#endif
   const uint count_prefix = count_before(tile, s_tile_count);
   if (lid == 0u) {
     s_count_before = count_prefix;
     // 3. The value of the run open at the tile's start, from the tiles before.
     if (!first_is_head) {
+#ifdef COUNT_RUNS
+      const rep_t prefix =
+          status_of_tile_before == SCAN_INCLUSIVE ? value_of_tile_before : scan_look_back_serial(tile);
+#else
       const rep_t prefix = scan_look_back_serial(tile);
+#endif
       if (!tile_has_head) scan_post(tile, SCAN_INCLUSIVE, combine(prefix, s_value_before));
       s_value_before = prefix;
     }
