@@ -493,8 +493,11 @@ uint rank_rows(uint flags, out uint kept_before_row[ROWS]) {
       counts |= bitCount((flags >> (r * VEC)) & VEC_MASK) << ((r - word_first) * ROW_COUNT_BITS);
     const uint before = subgroupExclusiveAdd(counts);
 #ifdef COUNT_RUNS
-    // Rle takes the total from the last lane's inclusive sum: with subgroupAdd an H200 got
-    // wrong totals past one word (about one run in 32 counted; src/prim/compact.c).
+    // Rle takes the total from the last lane's inclusive sum. With subgroupAdd, rle's tiles of
+    // two words (5 to 8 rows, reached on an H200 only through GPUSORT_SCAN_WORKGROUP and
+    // GPUSORT_SCAN_ROWS) counted about one run in 32 there, while unique passed with two words
+    // and subgroupAdd; the cause was not found. With the shuffle `test_compact small` passed
+    // in 128 and 256 invocations x 5 to 8 rows, u32 and u64 keys (0.7.15).
     const uint total = subgroupShuffle(before + counts, SUBGROUP_SIZE - 1u);
 #else
     // (the total by that shuffle for every mode: select and reduce-by-key 0.5 and 1.3%

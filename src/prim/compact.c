@@ -97,8 +97,7 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   uint32_t most = 256, most_rows = 4, most_loads = 4096;
   if (config->mode == GS_COMPACT_PARTITION && subtiles == 1) most = 384;
   if (config->mode == GS_COMPACT_UNIQUE) most = 512, most_rows = 8, most_loads = 2048;
-  /* (Rle in tiles of more than 4 rows once counted about one run in 32 on an H200: compact.comp's
-   * rank_rows takes its totals by a shuffle for it.) */
+  /* (rle's tiles past 4 rows lean on rank_rows' totals by a shuffle: compact.comp) */
   if (reduces(config)) most = narrow ? 512 : 256, most_rows = 8, most_loads = config->count_runs && narrow ? 2048 : 1024;
   if (most > dev->info.max_workgroup_size) most = dev->info.max_workgroup_size;
   const uint32_t base = device_config->compact_workgroup_size;
