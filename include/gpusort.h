@@ -636,6 +636,8 @@ typedef struct gpusort_bench_result {
                               would run); out: the one measured */
   const char *distribution; /* in: NULL or the keys' distribution, named as in
                                gpusort_generate_options (seed 1) (since 0.7.2) */
+  double histogram_seconds; /* the GPU time before the first pass: the state's clearing, and
+                               for Onesweep the histogram pass and its scan (since 0.7.16) */
 } gpusort_bench_result;
 
 #define GPUSORT_BENCH_RESULT_INIT GPUSORT_OUTPUT_INIT_(gpusort_bench_result)

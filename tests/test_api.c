@@ -10,6 +10,7 @@
  *                              reduce-by-key) against the test's own references */
 #include <dirent.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +293,24 @@ static void algorithms(gpusort_context *ctx) {
   expect(gpusort_bench_sort(ctx, &L, 5000, 1, &bench) == GPUSORT_OK && bench.checked &&
              bench.algo == GPUSORT_SORT_REDUCE_THEN_SCAN,
          "a benchmark of the algorithm asked for");
+  bench = (gpusort_bench_result)GPUSORT_BENCH_RESULT_INIT;
+  bench.algo = GPUSORT_SORT_ONESWEEP;
+  expect(gpusort_bench_sort(ctx, &L, 5000, 1, &bench) == GPUSORT_OK && bench.checked && bench.histogram_seconds > 0 &&
+             bench.histogram_seconds < bench.sort_seconds,
+         "a benchmark of Onesweep times its histogram pass");
+  /* a caller built against 0.7.15's header (120 bytes, no histogram_seconds) still names a
+   * distribution, and nothing is written past its struct */
+  gpusort_bench_result old_bench = GPUSORT_BENCH_RESULT_INIT;
+  old_bench.struct_size = offsetof(gpusort_bench_result, histogram_seconds);
+  old_bench.distribution = "zipf";
+  expect(gpusort_bench_sort(ctx, &L, 3000, 1, &old_bench) == GPUSORT_ERROR_USAGE &&
+             strstr(gpusort_last_error(), "unknown distribution 'zipf'"),
+         "0.7.15's bench result still carries its distribution");
+  old_bench.distribution = "sorted";
+  old_bench.histogram_seconds = -1;
+  expect(gpusort_bench_sort(ctx, &L, 3000, 1, &old_bench) == GPUSORT_OK && old_bench.checked &&
+             old_bench.histogram_seconds == -1,
+         "0.7.15's bench result is filled up to its own size");
   gpusort_bench_result sorted = GPUSORT_BENCH_RESULT_INIT;
   sorted.distribution = "reversed";
   expect(gpusort_bench_sort(ctx, &L, 3000, 1, &sorted) == GPUSORT_OK && sorted.checked,

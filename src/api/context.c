@@ -22,7 +22,7 @@ GS_API_SIZE(gpusort_sort_options, 20);
 GS_API_SIZE(gpusort_scan_options, 24);
 GS_API_SIZE(gpusort_report, 352); /* 344 until 0.6: element_type and result_type added */
 GS_API_SIZE(gpusort_generate_options, 32);
-GS_API_SIZE(gpusort_bench_result, 120);
+GS_API_SIZE(gpusort_bench_result, 128); /* 120 until 0.7.16 (histogram_seconds added) */
 GS_API_SIZE(gpusort_bench_scan_result, 536);
 
 unsigned gpusort_version_number(void) { return GPUSORT_VERSION_NUMBER; }

@@ -501,7 +501,8 @@ int gpusort_bench_sort(gpusort_context *ctx, const gpusort_layout *layout, uint6
   /* (in-fields a program built against an older header has not got keep their defaults) */
   const gpusort_sort_algo algo = result->struct_size >= offsetof(gpusort_bench_result, algo) + sizeof algo
                                      ? result->algo : GPUSORT_SORT_AUTO;
-  const char *distribution = result->struct_size >= sizeof full ? result->distribution : NULL;
+  const char *distribution = result->struct_size >= offsetof(gpusort_bench_result, distribution) + sizeof distribution
+                                 ? result->distribution : NULL;
   if ((unsigned)algo > GPUSORT_SORT_BITONIC)
     return gs_fail(GPUSORT_ERROR_USAGE, "%s: unknown sort algorithm %d", call, (int)algo);
   gs_dist dist;

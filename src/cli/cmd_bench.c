@@ -132,6 +132,7 @@ static int bench_sorts(const bench_args *o, gpusort_context *ctx) {
       cli_json_number(&j, "sort_seconds", r.sort_seconds);
       cli_json_number(&j, "copy_seconds", r.copy_seconds);
       cli_json_number(&j, "copy_command_seconds", r.copy_command_seconds);
+      cli_json_number(&j, "histogram_seconds", r.histogram_seconds);
       cli_json_raw(&j, "pass_seconds", passes);
       cli_json_raw(&j, "checked", r.checked ? "true" : "false");
       cli_json_end(&j);
@@ -157,7 +158,8 @@ static int bench_sorts(const bench_args *o, gpusort_context *ctx) {
     if (o->common.verbosity >= 2) {
       printf("%12s vkCmdCopyBuffer %.3f ms, %.1f GB/s\n", "", r.copy_command_seconds * 1e3,
              2.0 * (double)(n * kb) / r.copy_command_seconds * 1e-9);
-      printf("%12s", "passes ms:");
+      printf("%14s %.3f\n", "histogram ms:", r.histogram_seconds * 1e3);
+      printf("%14s", "passes ms:");
       for (unsigned p = 0; p < r.passes && p < 8; p++) printf(" %.3f", r.pass_seconds[p] * 1e3);
       printf("\n");
     }
