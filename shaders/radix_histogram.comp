@@ -5,6 +5,10 @@
 // Workgroups take tiles of WORKGROUP_SIZE * TILE_ROWS keys in turn (tile g, g + groups, ...);
 // counts gather in shared memory, then go to the global histograms with one atomic add per
 // nonzero bin. radix_scan_histograms turns them into each digit's first output position.
+// The shared atomics bound it, at the rate of the distinct addresses they touch: H200, 2^26
+// u32 keys, 0.14 ms for uniform keys against 0.09 for equal ones. Spreading a subgroup's
+// atomics over the banks did not help (eight copies of each bin, lane l counting in copy
+// l % 8: 2^28 u32 keys 0.49 ms against 0.50; u64 keys, four copies, 1.01 against 0.96).
 #include "lib/common.glsl"
 #include "lib/keys.glsl"
 
