@@ -361,6 +361,9 @@ rep_t reduce_tile(uint t, out bool inclusive) {
 // The first of the VEC keys this lane holds in row r of the segment from segment_first.
 uint row_first(uint segment_first, uint r) { return segment_first + (r * SUBGROUP_SIZE + gl_SubgroupInvocationID) * VEC; }
 
+// The highest lane in `lanes` (a ballot), or lane 0 where it holds none.
+uint last_lane_or_0(uvec4 lanes) { return subgroupBallotBitCount(lanes) != 0u ? subgroupBallotFindMSB(lanes) : 0u; }
+
 // 64-bit keys cross lanes as two 32-bit halves.
 key_t shuffle_up_key(key_t k) {
 #if KEY_BITS == 64
@@ -614,7 +617,7 @@ void runs_tile(uint tile) {
     // subgroupExclusiveMax and subgroupMax here, an H100 found about half the runs' heads).
     const uvec4 heads_below = subgroupBallot(lane_last_head != 0u) & gl_SubgroupLtMask;
     const bool head_below = subgroupBallotBitCount(heads_below) != 0u;
-    const uint below_lane = subgroupShuffle(lane_last_head, head_below ? subgroupBallotFindMSB(heads_below) : 0u);
+    const uint below_lane = subgroupShuffle(lane_last_head, last_lane_or_0(heads_below));
     heads_before_row[r] = head_below ? below_lane : segment_last_head;
     segment_last_head = subgroupShuffle(max(heads_before_row[r], lane_last_head), SUBGROUP_SIZE - 1u);
   }
@@ -657,7 +660,7 @@ void runs_tile(uint tile) {
     // against 1.42 (its rows' ranks from ballots, a key at a time, took 1.49 at 40 registers).
     const uvec4 heads = subgroupBallot(head_in);
     const uvec4 heads_upto = heads & gl_SubgroupLeMask;
-    const uint run_lane = subgroupBallotBitCount(heads_upto) != 0u ? subgroupBallotFindMSB(heads_upto) : 0u;
+    const uint run_lane = last_lane_or_0(heads_upto);
     for (uint d = 1u; d < SUBGROUP_SIZE; d <<= 1) {
       const rep_t value_up = subgroupShuffleUp(value_in, d);
       if (lane >= run_lane + d) value_in = combine(value_up, value_in);
