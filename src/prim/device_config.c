@@ -7,7 +7,7 @@
 
 enum { ANY = 0 };
 
-/* Presets, first match wins. Tiles of 16 subgroups (NVIDIA's scan: 12); sort tiles of 9 keys per invocation for
+/* Presets, first match wins. Tiles of 16 subgroups; sort tiles of 9 keys per invocation for
  * 32-bit keys with or without values, 5 for 64-bit keys with or without, 16 on lavapipe. On
  * NVIDIA each layout has its own tile (invocations x keys, held or in registers, early counts
  * or not): 32-bit keys alone 384 x 20, held, with early counts; with 32-bit values 256 x 17,
@@ -75,13 +75,20 @@ enum { ANY = 0 };
  * in registers they took 65 registers and one workgroup per SM: 16.7 ms). Seven 64-bit keys
  * held would pass the 48 KiB of shared memory. Before keys were held, a 512 x 9 sort tile was
  * as fast as any shape measured on an H100 (5 to 30 keys, 256 to 1024 invocations), where 15
- * keys took 99 registers and one workgroup per SM. Scan tiles on NVIDIA: 384 x 16 rows since
- * the scan issues every row's load before scanning any (H100, 2^28 u32 sums, same run, GPU time
- * as a share of the copy's: 384 x 16 85.3% at 80 registers, 256 x 16 84.0%, 320 x 12 82.9%,
- * 256 x 12 82.7%, 512 x 8 79.9% (69.2% before that change), 512 x 16 78.3%, 128 x 32 79.0%
- * at 156). The look-back family keeps 512 invocations before its own caps (src/prim/compact.c):
- * rle of u32 keys, capped at 512, took 1.545 ms in the scan's 384 against 1.309 in 512 (same
- * run). GPUSORT_SCAN_WORKGROUP sets both. Select and partition take tiles of 2 sub-tiles
+ * keys took 99 registers and one workgroup per SM. Scan tiles on NVIDIA: 512 x 12 rows since
+ * 0.7.16 (H200, `bench --scan-algos`, 2^28 u32 sums, same run: 0.678 and 0.681 ms against 0.700
+ * and 0.695 at 384 x 16, 2^24 and 2^26 2 to 3% faster too; one run of each other shape, 0.696
+ * for the preset: 256 x 12 0.692, 256 x 16 0.696, 128 x 16 0.722, 256 x 8 0.724, 384 x 12
+ * 0.741, 512 x 8 0.751, 384 x 20 0.840. Files of 2^27 elements, `scan -v`, same run: u64 sums
+ * 0.95 ms against 1.01 (116 registers against 148), u32 into u64 1.36 against 1.43, f64 max
+ * 0.99 against 1.07, i32 min 0.34 against 0.35, f32 sums by reduce-then-scan 0.411 against
+ * 0.422). 384 x 16 came when the scan began to issue every row's load before scanning any
+ * (H100, 2^28 u32 sums, same run, GPU time as a share of the copy's: 384 x 16 85.3% at 80
+ * registers, 256 x 16 84.0%, 320 x 12 82.9%, 256 x 12 82.7%, 512 x 8 79.9% (69.2% before that
+ * change), 512 x 16 78.3%, 128 x 32 79.0% at 156; 512 x 12 not measured there). The
+ * look-back family keeps 512 invocations before its own caps (src/prim/compact.c), which also
+ * hold its rows to at most 4 of the scan's 12 or 16: rle of u32 keys, capped at 512, took 1.545
+ * ms in the scan's former 384 against 1.309 in 512 (same run). GPUSORT_SCAN_WORKGROUP sets both. Select and partition take tiles of 2 sub-tiles
  * (compact.comp; H100, 2^28 u32 keys, 256 x 16 keys a sub-tile, same run: select 1.20 ms
  * against 1.43 before, partition 1.40 against 1.62 in its 384 x 16 tiles before; lavapipe, 2^20
  * keys, `bench --compact`: select 18.9 to 21.1 ms in 2 against 22.4 to 23.0 in 1, partition 16.7
@@ -141,7 +148,7 @@ static const preset presets[] = {
               [GS_SORT_KEYS64] = {320, 17}, [GS_SORT_PAIRS64] = {256, 20}},
      .hold_keys = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_PAIRS32_64),
      .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64),
-     .scan_workgroup = 384, .scan_rows = 16, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
+     .scan_workgroup = 512, .scan_rows = 12, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
      .bitonic_max_keys = 1u << 12, .compact_workgroup = 512, .compact_subtiles = 2},
     {.name = "amd", .vendor_id = 0x1002, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512, 9, 5),
      .scan_workgroup = 512, .scan_rows = 8, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true},
