@@ -499,10 +499,10 @@ int gpusort_bench_sort(gpusort_context *ctx, const gpusort_layout *layout, uint6
   if ((rc = gs_context_device(&ctx->job, NULL, NULL))) return rc;
   gpusort_bench_result full = GPUSORT_BENCH_RESULT_INIT;
   /* (in-fields a program built against an older header has not got keep their defaults) */
-  const gpusort_sort_algo algo = result->struct_size >= offsetof(gpusort_bench_result, algo) + sizeof algo
-                                     ? result->algo : GPUSORT_SORT_AUTO;
-  const char *distribution = result->struct_size >= offsetof(gpusort_bench_result, distribution) + sizeof distribution
-                                 ? result->distribution : NULL;
+#define CALLER_HAS(field) (result->struct_size >= offsetof(gpusort_bench_result, field) + sizeof result->field)
+  const gpusort_sort_algo algo = CALLER_HAS(algo) ? result->algo : GPUSORT_SORT_AUTO;
+  const char *distribution = CALLER_HAS(distribution) ? result->distribution : NULL;
+#undef CALLER_HAS
   if ((unsigned)algo > GPUSORT_SORT_BITONIC)
     return gs_fail(GPUSORT_ERROR_USAGE, "%s: unknown sort algorithm %d", call, (int)algo);
   gs_dist dist;
