@@ -987,6 +987,12 @@ class DevicesAndBench(CliTest):
             self.assertRegex(out, r"(?m)^\s+3001\s.*\bok$")
         line = run(["bench", "--json", "--dist", "sorted", "--sizes", "1000", "--reps", "1"]).stdout
         self.assertEqual((json.loads(line)["distribution"], json.loads(line)["checked"]), ("sorted", True))
+        # the histogram pass's time beside each pass's: with -v, and in --json
+        r = json.loads(run(["bench", "--json", "--algo", "onesweep", "--sizes", "5000", "--reps", "1"]).stdout)
+        self.assertTrue(0 < r["histogram_seconds"] < r["sort_seconds"], r)
+        out = run(["bench", "-v", "--algo", "onesweep", "--sizes", "5000", "--reps", "1"]).stdout.decode()
+        self.assertRegex(out, r"(?m)^\s+histogram ms: \d+\.\d{3}$")
+        self.assertRegex(out, r"(?m)^\s+passes ms:( \d+\.\d{3}){4}$")
         self.assert_error(run(["bench", "--dist", "zipf", "--sizes", "1000"]), 2, "unknown distribution 'zipf'")
         self.assert_error(run(["bench", "--compact", "--dist", "equal"]), 2, "takes no --dist")
 

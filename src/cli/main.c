@@ -257,7 +257,7 @@ static const char help_common[] =
     "                     bench prints one object per size, reduce adds its result, the\n"
     "                     look-back family its count (kept, split or runs)\n"
     "  -q, --quiet        print errors only\n"
-    "  -v, --verbose      print more: tile shape, per-pass GPU times\n"
+    "  -v, --verbose      print more: tile shape, histogram and per-pass GPU times\n"
     "  -h, --help         print this help and exit\n"
     "  -V, --version      print the version and exit\n";
 
