@@ -11,7 +11,7 @@ enum { ANY = 0 };
  * 32-bit keys with or without values, 5 for 64-bit keys with or without, 16 on lavapipe. On
  * NVIDIA each layout has its own tile (invocations x keys, held or in registers, early counts
  * or not): 32-bit keys alone 384 x 20, held, with early counts; with 32-bit values 256 x 17,
- * held beside the keys, without early counts; with 64-bit values 512 x 10, held (as many as
+ * held beside the keys, with early counts; with 64-bit values 512 x 10, held (as many as
  * shared memory holds); 64-bit keys alone 320 x 17 in registers, with early counts; 64-bit
  * keys with values 256 x 20 in registers.
  * NVIDIA, 64-bit keys in registers (H100, 2^28, same runs, ms and registers): held, their 8
@@ -49,7 +49,8 @@ enum { ANY = 0 };
  * without (256 x 20 10.91, 384 x 10 11.44, 512 x 8 12.75); but on an H200 once the ranking's
  * votes started from the whole subgroup (0.7.16), 10.13 ms without against 10.25 with (76
  * registers against 74; three rounds each, same run; 2^24 0.741 against 0.755, 2^26 2.611
- * against 2.643), so they go without. u32/u64 pairs keep 512 x 10 without
+ * against 2.643), so they went without; once the held keys' digits waited in registers
+ * (0.7.17), with them again: 9.77 ms against 10.02 (H200, 2^28, same run). u32/u64 pairs keep 512 x 10 without
  * them: 14.45 against 14.66 with, 15.71 at 384 x 14 with, 15.83 at 384 x 13 without, 16.95 at 384
  * x 10. 64-bit keys keep 384 x 10 without them: u64 keys 22.13 against 22.55 (38 registers
  * against 61), 23.81 at 384 x 9, 23.95 at 256 x 14, 25.41 at 512 x 7 with them.
@@ -150,7 +151,7 @@ static const preset presets[] = {
      .sort = {[GS_SORT_KEYS32] = {384, 20}, [GS_SORT_PAIRS32_32] = {256, 17}, [GS_SORT_PAIRS32_64] = {512, 10},
               [GS_SORT_KEYS64] = {320, 17}, [GS_SORT_PAIRS64] = {256, 20}},
      .hold_keys = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_PAIRS32_64),
-     .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_KEYS64),
+     .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64),
      .scan_workgroup = 512, .scan_rows = 12, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
      .bitonic_max_keys = 1u << 12, .compact_workgroup = 512, .compact_subtiles = 2},
     {.name = "amd", .vendor_id = 0x1002, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512, 9, 5),
