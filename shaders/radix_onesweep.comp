@@ -372,7 +372,9 @@ void main() {
   // held key: only the staging below does. H200, 2^28, two rounds each, same run: u32 keys
   // 6.30 ms against 6.65 (75 registers against 49, so two workgroups an SM instead of three,
   // and still faster), f32 keys 6.38 against 6.75, u32/u32 pairs 10.02 against 10.14, u32/u64
-  // 13.30 against 13.36; sorted u32 keys at 2^26 1.54 against 1.64.
+  // 13.30 against 13.36; sorted u32 keys at 2^26 1.54 against 1.64. Not for 64-bit keys in
+  // registers, whose digits take a 64-bit shift each: packed, u64 keys took 100 registers
+  // against 95, one workgroup an SM, and 26.42 ms against 17.62 (pairs unchanged, 25.71).
   const uint DIGITS_PER_WORD = 32u / RADIX_BITS;
   uint held_digits[(KEYS_PER_THREAD + DIGITS_PER_WORD - 1u) / DIGITS_PER_WORD];
   if (HOLD_KEYS) {
