@@ -50,10 +50,11 @@ enum { ANY = 0 };
  * votes started from the whole subgroup (0.7.16), 10.13 ms without against 10.25 with (76
  * registers against 74; three rounds each, same run; 2^24 0.741 against 0.755, 2^26 2.611
  * against 2.643), so they went without; once the held keys' digits waited in registers
- * (0.7.17), with them again: 9.77 ms against 10.02 (H200, 2^28, same run). u32/u64 pairs keep 512 x 10 without
- * them: 14.45 against 14.66 with, 15.71 at 384 x 14 with, 15.83 at 384 x 13 without, 16.95 at 384
- * x 10. 64-bit keys keep 384 x 10 without them: u64 keys 22.13 against 22.55 (38 registers
- * against 61), 23.81 at 384 x 9, 23.95 at 256 x 14, 25.41 at 512 x 7 with them.
+ * (0.7.17), with them again: 9.77 ms against 10.02 (H200, 2^28, same run). u32/u64 pairs keep
+ * 512 x 10 without them: 14.45 against 14.66 with, 15.71 at 384 x 14 with, 15.83 at 384 x 13
+ * without, 16.95 at 384 x 10. 64-bit keys keep 384 x 10 without them: u64 keys 22.13 against
+ * 22.55 (38 registers against 61), 23.81 at 384 x 9, 23.95 at 256 x 14, 25.41 at 512 x 7 with
+ * them.
  * NVIDIA, 13 keys: once the ranking kept one register per key (radix_onesweep.comp), 13 took
  * 60 registers for u32 keys (H100, 2^28, same run: 7.09 ms against 7.29 at 12 and 7.54 at 11
  * before that change at 64), f32 keys 61 (7.29 against 7.48 at 12), u32/u32 pairs 63 (12.32
