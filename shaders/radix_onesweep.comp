@@ -34,6 +34,7 @@ layout(constant_id = GS_SPEC_SEGMENTED) const bool SEGMENTED = false;
 layout(constant_id = GS_SPEC_REDUCE_THEN_SCAN) const bool REDUCE_THEN_SCAN = false;
 layout(constant_id = GS_SPEC_HOLD_KEYS) const bool HOLD_KEYS = true;
 layout(constant_id = GS_SPEC_EARLY_COUNTS) const bool EARLY_COUNTS = false;
+layout(constant_id = GS_SPEC_HOLD_VALUES) const bool HOLD_VALUES_WANTED = false;
 
 #if VALUE_WORDS == 2
 #define value_t uint64_t
@@ -74,16 +75,21 @@ const uint SUBGROUP_KEYS = SUBGROUP_SIZE * KEYS_PER_THREAD;
 const uint KEY_WORDS = KEY_BITS / 32;
 const uint COUNTER_WORDS = NUM_SUBGROUPS * RADIX;
 const uint ITEM_WORDS = VALUE_WORDS > KEY_WORDS ? VALUE_WORDS : KEY_WORDS;
-// 32-bit keys and values on a device that holds keys: the values are loaded with the keys and
-// held after them, then staged before the look-back, the values first and the keys after them:
-// no value load waits after the look-back and no rank stays live through it. H100, 2^28 u32/u32
-// pairs, same run: 11.39 ms at 256 x 17 against 12.29 with the values loaded after the
-// look-back at 512 x 13 (src/prim/device_config.c has the shapes).
-const bool HOLD_VALUES = HOLD_KEYS && VALUE_WORDS == 1 && KEY_BITS == 32;
+// HOLD_VALUES (32-bit keys and values): the values are loaded with the keys and held in shared
+// memory, after the held keys or (keys in registers) where the staged values will not reach,
+// then staged before the look-back, the values first and the keys after them: no value load
+// waits after the look-back and no rank stays live through it. H100, 2^28 u32/u32 pairs, same
+// run: 11.39 ms at 256 x 17 against 12.29 with the values loaded after the look-back at 512 x
+// 13. With the keys in registers, not held beside the values, a tile holds a quarter more keys:
+// H200, same run, 8.76 ms at 384 x 14 against 9.84 at 256 x 17 (src/prim/device_config.c has
+// the shapes).
+const bool HOLD_VALUES = HOLD_VALUES_WANTED && VALUE_WORDS == 1 && KEY_BITS == 32;
 const uint STAGED_KEY_BASE = HOLD_VALUES ? TILE_KEYS : 0u;
 const uint STAGED_WORDS = HOLD_VALUES ? 2u * TILE_KEYS : TILE_KEYS * ITEM_WORDS;
-// counters, then held keys, then held values
-const uint HELD_WORDS = COUNTER_WORDS + (HOLD_KEYS ? TILE_KEYS * KEY_WORDS : 0u) + (HOLD_VALUES ? TILE_KEYS : 0u);
+// counters, then held keys, then held values (past the staged values' TILE_KEYS words)
+const uint HELD_VALUE_BASE = HOLD_KEYS ? COUNTER_WORDS + TILE_KEYS * KEY_WORDS
+                                       : (COUNTER_WORDS > TILE_KEYS ? COUNTER_WORDS : TILE_KEYS);
+const uint HELD_WORDS = HOLD_VALUES ? HELD_VALUE_BASE + TILE_KEYS : COUNTER_WORDS + (HOLD_KEYS ? TILE_KEYS * KEY_WORDS : 0u);
 const uint STAGE_WORDS = HELD_WORDS > STAGED_WORDS ? HELD_WORDS : STAGED_WORDS;
 const uint DIGITS_PER_INVOCATION = (RADIX + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
 
@@ -342,8 +348,10 @@ void main() {
   // Not on lavapipe, where every shared access is a loop over the lanes: 2^22 u32 keys took
   // 1.5 s so against 0.95.
   const uint held = COUNTER_WORDS + gl_SubgroupID * SUBGROUP_KEYS + lane;
+  const uint held_value = HELD_VALUE_BASE + gl_SubgroupID * SUBGROUP_KEYS + lane;
 #if VALUE_WORDS > 0
-  // Held values are loaded here, beside the keys' loads, and wait after the held keys.
+  // Held values are loaded here, beside the keys' loads, and wait after the held keys (or past
+  // the staged values' place, where the keys stay in registers).
   value_t values[KEYS_PER_THREAD];
   if (HOLD_VALUES) {
     if (full_tile) {
@@ -354,9 +362,9 @@ void main() {
         values[i] = index < g_n ? load_value(index) : value_t(0);
       }
     }
-    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) s_stage[held + TILE_KEYS + i * SUBGROUP_SIZE] = uint(values[i]);
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) s_stage[held_value + i * SUBGROUP_SIZE] = uint(values[i]);
   }
-#define HELD_VALUE(i) value_t(s_stage[held + TILE_KEYS + (i) * SUBGROUP_SIZE])
+#define HELD_VALUE(i) value_t(s_stage[held_value + (i) * SUBGROUP_SIZE])
 #endif
   if (HOLD_KEYS) [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
 #if KEY_BITS == 64
@@ -450,7 +458,7 @@ void main() {
   if (HOLD_KEYS) [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) keys[i] = HELD_KEY(i);
   barrier(); // all counters (and held keys) read before staged items overwrite them
 #if VALUE_WORDS > 0
-  // Held values go straight to their places, which cover the counters and the held keys only.
+  // Held values go straight to their places, which never cover the held values.
   if (HOLD_VALUES) {
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) stage_value(rank[i], HELD_VALUE(i));
     barrier(); // held values read before the staged keys overwrite them

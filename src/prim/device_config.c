@@ -10,8 +10,8 @@ enum { ANY = 0 };
 /* Presets, first match wins. Tiles of 16 subgroups; sort tiles of 9 keys per invocation for
  * 32-bit keys with or without values, 5 for 64-bit keys with or without, 16 on lavapipe. On
  * NVIDIA each layout has its own tile (invocations x keys, held or in registers, early counts
- * or not): 32-bit keys alone 384 x 20, held, with early counts; with 32-bit values 256 x 17,
- * held beside the keys, with early counts; with 64-bit values 512 x 10, held (as many as
+ * or not): 32-bit keys alone 384 x 20, held, with early counts; with 32-bit values 384 x 14,
+ * the keys in registers and the values held, with early counts; with 64-bit values 512 x 10, held (as many as
  * shared memory holds); 64-bit keys alone 320 x 17 in registers, with early counts; 64-bit
  * keys with values 256 x 20 in registers.
  * NVIDIA, 64-bit keys in registers (H100, 2^28, same runs, ms and registers): held, their 8
@@ -31,9 +31,14 @@ enum { ANY = 0 };
  * 0.403), for all shapes in registers measured (256 x 16 and 24, 512 x 16), so they stay held;
  * u32/u32 pairs in registers took 13.49 at best (384 x 16) and u32/u64 pairs 16.01 (384 x 12),
  * against 10.90 and 14.45 held.
- * NVIDIA, 32-bit keys with 32-bit values, held beside the keys (radix_onesweep.comp's
- * HOLD_VALUES), so shared memory holds a tile of about 4300 keys (H100, 2^28 u32/u32 pairs,
- * same run, ms and registers): 256 x 17 11.39 (107; 73 once full tiles load without bounds
+ * NVIDIA, 32-bit keys with 32-bit values: the values held with the keys in registers
+ * (radix_onesweep.comp's HOLD_VALUES without HOLD_KEYS), so shared memory holds a tile of
+ * about 5400 keys (H200, 2^28 u32/u32 pairs, two rounds, same run, ms and registers): 384 x 14
+ * 8.759 (75), 320 x 17 8.784 (80), 448 x 12 8.795 (71), 256 x 21 8.801 (88), 512 x 10 13.17
+ * (71, one workgroup an SM), 384 x 14 without early counts 9.115 (77), against 9.837 (76)
+ * with the keys held beside the values at 256 x 17; sorted keys at 2^26 2.151 ms against 2.409.
+ * Before, held beside the keys, their tiles were of about 4300 keys (H100, 2^28 u32/u32
+ * pairs, same run, ms and registers): 256 x 17 11.39 (107; 73 once full tiles load without bounds
  * checks), 256 x 16 11.55, 384 x 10 11.69 (66), 256 x 14 12.25, 384 x 9 12.32, 512 x 6 12.86,
  * 128 x 36 14.26 (154), against 12.29 at 512 x 13 with the values loaded after the look-back.
  * Loaded before the look-back into registers instead, they took 15.05 ms at 512 x 11 (87) and
@@ -115,6 +120,8 @@ typedef struct {
   uint32_t hold_keys;    /* the layouts whose keys wait in shared memory while ranked */
   uint32_t early_counts; /* the layouts whose tiles count and publish their digits before ranking
                           * their keys (radix_onesweep.comp's EARLY_COUNTS) */
+  uint32_t hold_values;  /* the layouts whose values wait in shared memory with their keys in
+                          * registers (values also wait wherever their keys do) */
   uint32_t scan_workgroup, scan_rows, spin;
   uint64_t submit_keys;
   bool forward_progress, onesweep;
@@ -149,9 +156,9 @@ typedef struct {
    [GS_SORT_PAIRS64] = {workgroup, keys64}}
 static const preset presets[] = {
     {.name = "nvidia", .vendor_id = 0x10DE, .driver_id = ANY, .subgroup_size = 32,
-     .sort = {[GS_SORT_KEYS32] = {384, 20}, [GS_SORT_PAIRS32_32] = {256, 17}, [GS_SORT_PAIRS32_64] = {512, 10},
+     .sort = {[GS_SORT_KEYS32] = {384, 20}, [GS_SORT_PAIRS32_32] = {384, 14}, [GS_SORT_PAIRS32_64] = {512, 10},
               [GS_SORT_KEYS64] = {320, 17}, [GS_SORT_PAIRS64] = {256, 20}},
-     .hold_keys = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_PAIRS32_64),
+     .hold_keys = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_64), .hold_values = BIT(GS_SORT_PAIRS32_32),
      .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64),
      .scan_workgroup = 512, .scan_rows = 12, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
      .bitonic_max_keys = 1u << 12, .compact_workgroup = 512, .compact_subtiles = 2},
@@ -219,6 +226,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   }
   c->sort_hold_keys = layouts_switched(k->sort_hold_keys, p->hold_keys);
   c->sort_early_counts = layouts_switched(k->sort_early_counts, p->early_counts);
+  c->sort_hold_values = layouts_switched(k->sort_hold_values, p->hold_values | c->sort_hold_keys);
   c->scan_workgroup_size = k->scan_workgroup ? k->scan_workgroup : workgroup_for(info, c->subgroup_size, p->scan_workgroup);
   c->scan_rows = k->scan_rows ? k->scan_rows : p->scan_rows;
   c->compact_workgroup_size = k->scan_workgroup       ? k->scan_workgroup
@@ -232,7 +240,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->bitonic_max_keys = p->bitonic_max_keys;
   const bool tuned = k->subgroup_size || k->sort_workgroup || k->sort_keys_per_thread || k->scan_workgroup ||
                      k->scan_rows || k->compact_subtiles || k->lookback_spin || k->submit_keys || k->sort_hold_keys != GS_KNOB_UNSET ||
-                     k->sort_early_counts != GS_KNOB_UNSET;
+                     k->sort_early_counts != GS_KNOB_UNSET || k->sort_hold_values != GS_KNOB_UNSET;
   snprintf(c->preset, sizeof c->preset, "%s%s", p->name, tuned ? " (tuned by GPUSORT_*)" : "");
 }
 

@@ -46,6 +46,7 @@ static void read_knobs(void) {
   knobs.lookback_spin = number32("GPUSORT_LOOKBACK_SPIN");
   knobs.sort_hold_keys = switch_knob("GPUSORT_SORT_HOLD_KEYS");
   knobs.sort_early_counts = switch_knob("GPUSORT_SORT_EARLY_COUNTS");
+  knobs.sort_hold_values = switch_knob("GPUSORT_SORT_HOLD_VALUES");
   knobs.submit_keys = number("GPUSORT_SUBMIT_KEYS");
   knobs.threads = number32("GPUSORT_THREADS");
   knobs.chunk_bytes = number("GPUSORT_CHUNK_BYTES");

@@ -25,6 +25,7 @@ typedef struct {
   uint32_t lookback_spin;        /* GPUSORT_LOOKBACK_SPIN: 1 makes every look-back wait fall back */
   uint32_t sort_hold_keys;       /* GPUSORT_SORT_HOLD_KEYS=0|1, else GS_KNOB_UNSET */
   uint32_t sort_early_counts;    /* GPUSORT_SORT_EARLY_COUNTS=0|1, else GS_KNOB_UNSET */
+  uint32_t sort_hold_values;     /* GPUSORT_SORT_HOLD_VALUES=0|1, else GS_KNOB_UNSET */
   uint64_t submit_keys;          /* GPUSORT_SUBMIT_KEYS: keys per submission of a sort pass (segments) */
   uint32_t threads;              /* GPUSORT_THREADS: host worker threads */
   uint64_t chunk_bytes;          /* GPUSORT_CHUNK_BYTES: staging slot size */
