@@ -37,6 +37,7 @@ enum { ANY = 0 };
  * 8.759 (75), 320 x 17 8.784 (80), 448 x 12 8.795 (71), 256 x 21 8.801 (88), 512 x 10 13.17
  * (71, one workgroup an SM), 384 x 14 without early counts 9.115 (77), against 9.837 (76)
  * with the keys held beside the values at 256 x 17; sorted keys at 2^26 2.151 ms against 2.409.
+ * Another run: 384 x 14 8.680, 352 x 15 8.898 (76), 384 x 13 8.991 (72), 416 x 13 13.346 (74).
  * Before, held beside the keys, their tiles were of about 4300 keys (H100, 2^28 u32/u32
  * pairs, same run, ms and registers): 256 x 17 11.39 (107; 73 once full tiles load without bounds
  * checks), 256 x 16 11.55, 384 x 10 11.69 (66), 256 x 14 12.25, 384 x 9 12.32, 512 x 6 12.86,
