@@ -29,8 +29,11 @@ enum { ANY = 0 };
  * at 127, 256 x 36 10.04 at 133) but not on sorted or descending keys: at 2^26 their passes
  * after the first took 0.608 ms against 0.398 on uniform keys (held at 384 x 20: 0.383 and
  * 0.403), for all shapes in registers measured (256 x 16 and 24, 512 x 16), so they stay held;
- * u32/u32 pairs in registers took 13.49 at best (384 x 16) and u32/u64 pairs 16.01 (384 x 12),
- * against 10.90 and 14.45 held.
+ * since held keys' digits wait in registers (0.7.17) held keys are also the faster on uniform
+ * keys (H200, 2^28, same run: 6.31 ms against 6.52 at 256 x 32 in registers, 8.31 at 384 x 28,
+ * 8.61 at 512 x 16; sorted keys at 2^26 1.54 against 2.31 at 256 x 32);
+ * u32/u32 pairs with keys and values in registers took 13.49 at best (384 x 16) and u32/u64
+ * pairs 16.01 (384 x 12), against 10.90 and 14.45 held.
  * NVIDIA, 32-bit keys with 32-bit values: the values held with the keys in registers
  * (radix_onesweep.comp's HOLD_VALUES without HOLD_KEYS), so shared memory holds a tile of
  * about 5400 keys (H200, 2^28 u32/u32 pairs, two rounds, same run, ms and registers): 384 x 14
