@@ -93,7 +93,10 @@ enum { ANY = 0 };
  * 0.7.16 (H200, `bench --scan-algos`, 2^28 u32 sums, same run: 0.678 and 0.681 ms against 0.700
  * and 0.695 at 384 x 16, 2^24 and 2^26 2 to 3% faster too; one run of each other shape, 0.696
  * for the preset: 256 x 12 0.692, 256 x 16 0.696, 128 x 16 0.722, 256 x 8 0.724, 384 x 12
- * 0.741, 512 x 8 0.751, 384 x 20 0.840. Files of 2^27 elements, `scan -v`, same run: u64 sums
+ * 0.741, 512 x 8 0.751, 384 x 20 0.840; 0.7.18, two rounds, 0.684 and 0.685 for the preset (74.9
+ * and 75.0% of the copy): 256 x 12 0.696 to 0.698, 320 x 12 0.699 to 0.700, 256 x 16 0.703 to
+ * 0.708, 256 x 24 0.731, 384 x 12 0.754, 512 x 8 0.760, 1024 x 6 0.777, 512 x 16 0.798, 768 x 8
+ * 0.828, 640 x 10 0.832, 1024 x 4 0.873 to 0.879). Files of 2^27 elements, `scan -v`, same run: u64 sums
  * 0.95 ms against 1.01 (116 registers against 148), u32 into u64 1.36 against 1.43, f64 max
  * 0.99 against 1.07, i32 min 0.34 against 0.35, f32 sums by reduce-then-scan 0.411 against
  * 0.422). 384 x 16 came when the scan began to issue every row's load before scanning any
