@@ -11,9 +11,9 @@ enum { ANY = 0 };
  * 32-bit keys with or without values, 5 for 64-bit keys with or without, 16 on lavapipe. On
  * NVIDIA each layout has its own tile (invocations x keys, held or in registers, early counts
  * or not): 32-bit keys alone 384 x 20, held, with early counts; with 32-bit values 384 x 14,
- * the keys in registers and the values held, with early counts; with 64-bit values 512 x 10, held (as many as
- * shared memory holds); 64-bit keys alone 320 x 17 in registers, with early counts; 64-bit
- * keys with values 256 x 20 in registers.
+ * the keys in registers and the values held, with early counts; with 64-bit values 512 x 10,
+ * held (as many as shared memory holds); 64-bit keys alone 320 x 17 in registers, with early
+ * counts; 64-bit keys with values 256 x 20 in registers.
  * NVIDIA, 64-bit keys in registers (H100, 2^28, same runs, ms and registers): held, their 8
  * bytes beside the counters fill the 48 KiB at 384 x 10 (u64 keys 22.12, 61); in registers
  * only the staged tile takes shared memory, and with early counts u64 keys took 18.07 at 320 x
@@ -42,9 +42,9 @@ enum { ANY = 0 };
  * with the keys held beside the values at 256 x 17; sorted keys at 2^26 2.151 ms against 2.409.
  * Another run: 384 x 14 8.680, 352 x 15 8.898 (76), 384 x 13 8.991 (72), 416 x 13 13.346 (74).
  * Before, held beside the keys, their tiles were of about 4300 keys (H100, 2^28 u32/u32
- * pairs, same run, ms and registers): 256 x 17 11.39 (107; 73 once full tiles load without bounds
- * checks), 256 x 16 11.55, 384 x 10 11.69 (66), 256 x 14 12.25, 384 x 9 12.32, 512 x 6 12.86,
- * 128 x 36 14.26 (154), against 12.29 at 512 x 13 with the values loaded after the look-back.
+ * pairs, same run, ms and registers): 256 x 17 11.39 (107; 73 once full tiles load without
+ * bounds checks), 256 x 16 11.55, 384 x 10 11.69 (66), 256 x 14 12.25, 384 x 9 12.32, 512 x 6
+ * 12.86, 128 x 36 14.26 (154), against 12.29 at 512 x 13 with the values loaded after the look-back.
  * Loaded before the look-back into registers instead, they took 15.05 ms at 512 x 11 (87) and
  * 16.03 at 384 x 14. u32 keys with u64 values keep 512 x 10: 14.78 ms against 19.79 at 256 x 17
  * and 16.18 at 384 x 13. Before early counts, u32 keys alone kept 512 x 13 (7.10 ms; 384 x 16
@@ -93,16 +93,16 @@ enum { ANY = 0 };
  * 0.7.16 (H200, `bench --scan-algos`, 2^28 u32 sums, same run: 0.678 and 0.681 ms against 0.700
  * and 0.695 at 384 x 16, 2^24 and 2^26 2 to 3% faster too; one run of each other shape, 0.696
  * for the preset: 256 x 12 0.692, 256 x 16 0.696, 128 x 16 0.722, 256 x 8 0.724, 384 x 12
- * 0.741, 512 x 8 0.751, 384 x 20 0.840; 0.7.18, two rounds, 0.684 and 0.685 for the preset (74.9
- * and 75.0% of the copy): 256 x 12 0.696 to 0.698, 320 x 12 0.699 to 0.700, 256 x 16 0.703 to
- * 0.708, 256 x 24 0.731, 384 x 12 0.754, 512 x 8 0.760, 1024 x 6 0.777, 512 x 16 0.798, 768 x 8
- * 0.828, 640 x 10 0.832, 1024 x 4 0.873 to 0.879). Files of 2^27 elements, `scan -v`, same run: u64 sums
- * 0.95 ms against 1.01 (116 registers against 148), u32 into u64 1.36 against 1.43, f64 max
- * 0.99 against 1.07, i32 min 0.34 against 0.35, f32 sums by reduce-then-scan 0.411 against
- * 0.422). 384 x 16 came when the scan began to issue every row's load before scanning any
- * (H100, 2^28 u32 sums, same run, GPU time as a share of the copy's: 384 x 16 85.3% at 80
- * registers, 256 x 16 84.0%, 320 x 12 82.9%, 256 x 12 82.7%, 512 x 8 79.9% (69.2% before that
- * change), 512 x 16 78.3%, 128 x 32 79.0% at 156; 512 x 12 not measured there). The
+ * 0.741, 512 x 8 0.751, 384 x 20 0.840; 0.7.18, two rounds, 0.684 and 0.685 for the preset
+ * (74.9 and 75.0% of the copy): 256 x 12 0.696 to 0.698, 320 x 12 0.699 to 0.700, 256 x 16
+ * 0.703 to 0.708, 256 x 24 0.731, 384 x 12 0.754, 512 x 8 0.760, 1024 x 6 0.777, 512 x 16
+ * 0.798, 768 x 8 0.828, 640 x 10 0.832, 1024 x 4 0.873 to 0.879). Files of 2^27 elements,
+ * `scan -v`, same run: u64 sums 0.95 ms against 1.01 (116 registers against 148), u32 into
+ * u64 1.36 against 1.43, f64 max 0.99 against 1.07, i32 min 0.34 against 0.35, f32 sums by
+ * reduce-then-scan 0.411 against 0.422). 384 x 16 came when the scan began to issue every
+ * row's load before scanning any (H100, 2^28 u32 sums, same run, GPU time as a share of the
+ * copy's: 384 x 16 85.3% at 80 registers, 256 x 16 84.0%, 320 x 12 82.9%, 256 x 12 82.7%, 512
+ * x 8 79.9% (69.2% before that change), 512 x 16 78.3%, 128 x 32 79.0% at 156; 512 x 12 not measured there). The
  * look-back family keeps 512 invocations before its own caps (src/prim/compact.c), which also
  * hold its rows to at most 4 of the scan's 12 or 16: rle of u32 keys, capped at 512, took 1.545
  * ms in the scan's former 384 against 1.309 in 512 (same run). GPUSORT_SCAN_WORKGROUP sets
