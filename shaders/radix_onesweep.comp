@@ -86,10 +86,11 @@ const uint ITEM_WORDS = VALUE_WORDS > KEY_WORDS ? VALUE_WORDS : KEY_WORDS;
 const bool HOLD_VALUES = HOLD_VALUES_WANTED && VALUE_WORDS == 1 && KEY_BITS == 32;
 const uint STAGED_KEY_BASE = HOLD_VALUES ? TILE_KEYS : 0u;
 const uint STAGED_WORDS = HOLD_VALUES ? 2u * TILE_KEYS : TILE_KEYS * ITEM_WORDS;
-// counters, then held keys, then held values (past the staged values' TILE_KEYS words)
-const uint HELD_VALUE_BASE = HOLD_KEYS ? COUNTER_WORDS + TILE_KEYS * KEY_WORDS
-                                       : (COUNTER_WORDS > TILE_KEYS ? COUNTER_WORDS : TILE_KEYS);
-const uint HELD_WORDS = HOLD_VALUES ? HELD_VALUE_BASE + TILE_KEYS : COUNTER_WORDS + (HOLD_KEYS ? TILE_KEYS * KEY_WORDS : 0u);
+// counters, then held keys, then held values, past the staged values' TILE_KEYS words (held
+// keys end past them already)
+const uint HELD_KEYS_END = COUNTER_WORDS + (HOLD_KEYS ? TILE_KEYS * KEY_WORDS : 0u);
+const uint HELD_VALUE_BASE = HELD_KEYS_END > TILE_KEYS ? HELD_KEYS_END : TILE_KEYS;
+const uint HELD_WORDS = HOLD_VALUES ? HELD_VALUE_BASE + TILE_KEYS : HELD_KEYS_END;
 const uint STAGE_WORDS = HELD_WORDS > STAGED_WORDS ? HELD_WORDS : STAGED_WORDS;
 const uint DIGITS_PER_INVOCATION = (RADIX + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
 

@@ -103,8 +103,8 @@ enum { ANY = 0 };
  * row's load before scanning any (H100, 2^28 u32 sums, same run, GPU time as a share of the
  * copy's: 384 x 16 85.3% at 80 registers, 256 x 16 84.0%, 320 x 12 82.9%, 256 x 12 82.7%,
  * 512 x 8 79.9% (69.2% before that change), 512 x 16 78.3%, 128 x 32 79.0% at 156; 512 x 12
- * not measured there). The
- * look-back family keeps 512 invocations before its own caps (src/prim/compact.c), which also
+ * not measured there). The look-back family keeps 512 invocations before its own caps
+ * (src/prim/compact.c), which also
  * hold its rows to at most 4 of the scan's 12 or 16: rle of u32 keys, capped at 512, took 1.545
  * ms in the scan's former 384 against 1.309 in 512 (same run). GPUSORT_SCAN_WORKGROUP sets
  * both. Select and partition take tiles of 2 sub-tiles (compact.comp; H100, 2^28 u32 keys, 256 x 16 keys a sub-tile, same run: select 1.20 ms
