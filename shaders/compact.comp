@@ -252,7 +252,12 @@ void write_index(uint at, uint g) {
 // walk done but its prefix replaced by a made-up one took as long as the walk itself, except
 // that tiles' outputs starting on 128-byte boundaries made select 2% and partition 5% faster
 // (1.05 ms against 1.07, 1.27 against 1.34; so did the real prefix rounded down to 32), which
-// store_staged now does with the real prefix.
+// store_staged now does with the real prefix. Nor group sums (H200, 2^28, same runs), a word
+// per 32 tiles to which each tile added its count, so that a step read the walk's own group's
+// tiles and 32 whole groups below it: select 0.874 ms against 0.855, partition 1.37 against
+// 1.10, unique 0.73 against 0.71. Traced with a clock, unique's walks shortened only from 4.1
+// to 3.8 us: they wait for straggling predecessors' counts (1.2 to 1.6 us, the median), then
+// take about 0.65 us a step.
 const uint WALK_WIDTH = WORKGROUP_SIZE < 32u ? WORKGROUP_SIZE : 32u;
 shared uint s_walk_next, s_walk_prefix, s_walk_spins, s_walk_count, s_walk_empty, s_walk_inclusive;
 
@@ -531,6 +536,16 @@ uint kept_before_segment_of(uint segment_kept) {
   return before;
 }
 
+// The VEC keys from `first` (a row's, in one 16-byte load where aligned; 0 past n).
+void load_row(uint first, out key_t row[VEC]) {
+  if ((pc.flags & GS_COMPACT_ALIGNED) != 0u && first + VEC <= pc.n) {
+    const key_vector_t v = KeyVectors(pc.keys_in).vectors[first / VEC];
+    [[unroll]] for (uint k = 0u; k < VEC; k++) row[k] = v[k];
+  } else {
+    [[unroll]] for (uint k = 0u; k < VEC; k++) row[k] = first + k < pc.n ? key_at(first + k) : key_t(0);
+  }
+}
+
 // 1. Loads the segment from segment_first (key i = r * VEC + k of this lane at
 // row_first(segment_first, r) + k) and flags its keys (bit i: key i is kept); returns the
 // segment's kept count, and the keys kept before each row of this lane in the segment.
@@ -539,13 +554,9 @@ uint kept_before_segment_of(uint segment_kept) {
 // 3416 checks of `test_compact matrix`, at sizes that never took the new branch).
 uint flag_segment(uint segment_first, out key_t keys[ITEMS], out uint flags, out uint kept_before_row[ROWS]) {
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
-    const uint first = row_first(segment_first, r);
-    if ((pc.flags & GS_COMPACT_ALIGNED) != 0u && first + VEC <= pc.n) {
-      const key_vector_t v = KeyVectors(pc.keys_in).vectors[first / VEC];
-      [[unroll]] for (uint k = 0u; k < VEC; k++) keys[r * VEC + k] = v[k];
-    } else {
-      [[unroll]] for (uint k = 0u; k < VEC; k++) keys[r * VEC + k] = first + k < pc.n ? key_at(first + k) : key_t(0);
-    }
+    key_t row[VEC];
+    load_row(row_first(segment_first, r), row);
+    [[unroll]] for (uint k = 0u; k < VEC; k++) keys[r * VEC + k] = row[k];
   }
   const uint lane = gl_SubgroupInvocationID;
   flags = 0u;
@@ -583,7 +594,9 @@ uint flag_segment(uint segment_first, out key_t keys[ITEMS], out uint flags, out
 // every key and running value waited in registers across the look-back (2^28 u32 keys, same
 // run: 1.72 ms against 1.96; 64 registers and 1.74 ms with the keys kept); 32 registers in
 // the 512 x 8 it now takes there (src/prim/compact.c). Rle keeps its keys in registers: it takes 64
-// either way, and reading them again took 1.26 ms against 1.15.
+// either way, and reading them again took 1.26 ms against 1.15. Reduce-by-key reads a row's
+// keys and values before writing its runs, as unique does (H200, 2^28 u32 keys and sums, same
+// runs: 1.369 ms against 1.384 with each key and value read as the run reached it).
 void runs_tile(uint tile) {
   const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
   const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
@@ -736,6 +749,10 @@ void runs_tile(uint tile) {
     uint last_head = heads_before_row[r] != 0u ? heads_before_row[r] : heads_before_segment;
 #else
     rep_t chunk_value = rep_identity(); // the values of key g's run since the chunk's first key (or its head), read again
+    key_t row_keys[VEC];
+    if (((flags >> (r * VEC)) & VEC_MASK) != 0u && (pc.flags & GS_COMPACT_KEYS) != 0u) load_row(first, row_keys);
+    rep_t row_values[VEC];
+    [[unroll]] for (uint k = 0u; k < VEC; k++) row_values[k] = value_at(first + k);
 #endif
     [[unroll]] for (uint k = 0u; k < VEC; k++) {
       const uint i = r * VEC + k, g = first + k;
@@ -749,13 +766,13 @@ void runs_tile(uint tile) {
 #ifdef COUNT_RUNS
         if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = keys[i];
 #else
-        if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = key_at(g);
+        if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = row_keys[k];
 #endif
         if ((pc.flags & GS_COMPACT_INDICES) != 0u) Indices(pc.indices_out).indices[at] = g;
         at++;
       }
 #ifndef COUNT_RUNS
-      chunk_value = (flags & (1u << i)) != 0u ? value_at(g) : combine(chunk_value, value_at(g));
+      chunk_value = (flags & (1u << i)) != 0u ? row_values[k] : combine(chunk_value, row_values[k]);
 #endif
       bool ends; // the key after g opens a run (or there is none)
       if (g + 1u == pc.n) ends = true;
@@ -791,6 +808,10 @@ void runs_tile(uint tile) {
 // each row's ranks are taken again. H100, 2^28 u32 keys, same run, 256 x 16 keys: 0.92 ms at
 // 32 registers against 0.94 with the keys and ranks in registers (40); in 2, 3 or 4 sub-tiles
 // under one look-back (as select's) 0.97, 1.06 and 1.26. (Its tile: src/prim/compact.c.)
+// The kept keys are read again a row at a time, in one 16-byte load, before the row's stores:
+// read a key at a time, each load waited for the store before it (H200, 2^28 u32 keys, same
+// runs: 0.677 ms against 0.702; two rows' loads before their stores 0.695, all four 0.797 at
+// 40 registers, against 32).
 void unique_tile(uint tile) {
   const uint lid = gl_LocalInvocationID.x;
   const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
@@ -822,9 +843,11 @@ void unique_tile(uint tile) {
     const uint row_flags = (flags >> (r * VEC)) & VEC_MASK;
     uint at = kept_before + kept_before_row[r]; // output index of this lane's next kept key
     const uint first = row_first(segment_first, r);
+    key_t row[VEC];
+    if (row_flags != 0u && (pc.flags & GS_COMPACT_KEYS) != 0u) load_row(first, row);
     [[unroll]] for (uint k = 0u; k < VEC; k++) {
       if ((row_flags & (1u << k)) != 0u) {
-        if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = key_at(first + k);
+        if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = row[k];
         if ((pc.flags & GS_COMPACT_INDICES) != 0u) write_index(at, first + k);
         at++;
       }

@@ -84,7 +84,10 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    *    x 2, 1.47 at 512 x 8 (122 registers), 1.40 at 256 x 8 (same run); before, 1.31 against
    *    1.47 at 256 x 4 (on an H200 1.28 against 1.39);
    *  - reduce-by-key of u32 keys and sums: 512 x 2 rows took 1.64 ms (32 registers), 256 x 4
-   *    1.72 (48), 512 x 4 1.86 (59), 256 x 8 2.65 (128; same run).
+   *    1.72 (48), 512 x 4 1.86 (59), 256 x 8 2.65 (128; same run). On an H200, since a row's
+   *    keys and values are read before its runs are written, 512 x 3 took 1.325 to 1.328 ms (40
+   *    registers), 512 x 2 1.360 to 1.361 (32) and 512 x 4 1.602 to 1.603 (62; same runs), so
+   *    1536 loads a tile.
    * 64-bit keys, values or counts in rle and reduce-by-key are unmeasured and keep 256
    * invocations x 4 rows (a bound of 1024 loads). lavapipe (128 invocations, 2^20 u32 keys): 8
    * rows took 6.6 to 7.0 ms against 8.1 to 8.6 at 4 for unique, 7.0 to 7.7 against 8.6 to 8.7
@@ -98,7 +101,7 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   if (config->mode == GS_COMPACT_PARTITION && subtiles == 1) most = 384;
   if (config->mode == GS_COMPACT_UNIQUE) most = 512, most_rows = 8, most_loads = 2048;
   /* (rle's tiles past 4 rows lean on rank_rows' totals by a shuffle: compact.comp) */
-  if (reduces(config)) most = narrow ? 512 : 256, most_rows = 8, most_loads = config->count_runs && narrow ? 2048 : 1024;
+  if (reduces(config)) most = narrow ? 512 : 256, most_rows = 8, most_loads = !narrow ? 1024 : config->count_runs ? 2048 : 1536;
   if (most > dev->info.max_workgroup_size) most = dev->info.max_workgroup_size;
   const uint32_t base = device_config->compact_workgroup_size;
   c->workgroup_size = base < most ? base : most;
