@@ -593,10 +593,11 @@ uint flag_segment(uint segment_first, out key_t keys[ITEMS], out uint flags, out
 // tiles of 256 x 16 keys, 48 registers on an H100 for u32 keys and values, against 80 when
 // every key and running value waited in registers across the look-back (2^28 u32 keys, same
 // run: 1.72 ms against 1.96; 64 registers and 1.74 ms with the keys kept); 32 registers in
-// the 512 x 8 it now takes there (src/prim/compact.c). Rle keeps its keys in registers: it takes 64
-// either way, and reading them again took 1.26 ms against 1.15. Reduce-by-key reads a row's
-// keys and values before writing its runs, as unique does (H200, 2^28 u32 keys and sums, same
-// runs: 1.369 ms against 1.384 with each key and value read as the run reached it).
+// the 512 x 8 it took there, 40 in the 512 x 12 it now takes on an H200 (src/prim/compact.c).
+// Rle keeps its keys in registers: it takes 64 either way, and reading them again took 1.26 ms
+// against 1.15. Reduce-by-key reads a row's keys and values before writing its runs, as unique
+// does (H200, 2^28 u32 keys and sums in tiles of 512 x 8, same runs: 1.369 ms against 1.384
+// with each key and value read as the run reached it).
 void runs_tile(uint tile) {
   const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
   const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
@@ -810,8 +811,8 @@ void runs_tile(uint tile) {
 // under one look-back (as select's) 0.97, 1.06 and 1.26. (Its tile: src/prim/compact.c.)
 // The kept keys are read again a row at a time, in one 16-byte load, before the row's stores:
 // read a key at a time, each load waited for the store before it (H200, 2^28 u32 keys, same
-// runs: 0.677 ms against 0.702; two rows' loads before their stores 0.695, all four 0.797 at
-// 40 registers, against 32).
+// runs: 0.677 ms against 0.702; two rows' loads before their stores 0.695, all four rows'
+// 0.797 at 40 registers, against 32).
 void unique_tile(uint tile) {
   const uint lid = gl_LocalInvocationID.x;
   const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
