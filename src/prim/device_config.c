@@ -104,16 +104,15 @@ enum { ANY = 0 };
  * copy's: 384 x 16 85.3% at 80 registers, 256 x 16 84.0%, 320 x 12 82.9%, 256 x 12 82.7%,
  * 512 x 8 79.9% (69.2% before that change), 512 x 16 78.3%, 128 x 32 79.0% at 156; 512 x 12
  * not measured there). The look-back family keeps 512 invocations before its own caps
- * (src/prim/compact.c), which also
- * hold its rows to at most 4 of the scan's 12 or 16: rle of u32 keys, capped at 512, took 1.545
- * ms in the scan's former 384 against 1.309 in 512 (same run). GPUSORT_SCAN_WORKGROUP sets
- * both. Select and partition take tiles of 2 sub-tiles (compact.comp; H100, 2^28 u32 keys, 256 x 16 keys a sub-tile, same run: select 1.20 ms
+ * (src/prim/compact.c), which also hold its rows to at most 4 of the scan's 12 or 16: rle of
+ * u32 keys, capped at 512, took 1.545 ms in the scan's former 384 against 1.309 in 512 (same
+ * run). GPUSORT_SCAN_WORKGROUP sets both. Select and partition take tiles of 2 sub-tiles
+ * (compact.comp; H100, 2^28 u32 keys, 256 x 16 keys a sub-tile, same run: select 1.20 ms
  * against 1.43 before, partition 1.40 against 1.62 in its 384 x 16 tiles before; lavapipe, 2^20
  * keys, `bench --compact`: select 18.9 to 21.1 ms in 2 against 22.4 to 23.0 in 1, partition 16.7
- * to 18.1 against 20.0 to 20.2). The AMD and Intel rows carry the
- * earlier shapes at 32 lanes, unmeasured (but 32-bit keys with 64-bit values take the pairs'
- * 9 keys, 5 before 0.7.2). lavapipe runs subgroups of 8 only and keeps its keys
- * in registers. lavapipe (Mesa 22.3, two cores; `gpusort bench --sizes 2^22 --algo
+ * to 18.1 against 20.0 to 20.2). The AMD and Intel rows carry the earlier shapes at 32 lanes,
+ * unmeasured (but 32-bit keys with 64-bit values take the pairs' 9 keys, 5 before 0.7.2).
+ * lavapipe runs subgroups of 8 only and keeps its keys in registers. lavapipe (Mesa 22.3, two cores; `gpusort bench --sizes 2^22 --algo
  * reduce-then-scan`, sort time over the copy's): 128 x 16 took 78 copies, 64 x 16 82, 128 x 20
  * 81, 128 x 12 90, 64 x 24 87, 128 x 9 107; every shared-memory access there is a loop over the
  * lanes, and a tile's per-digit work (counters of every subgroup, look-back, digit starts) is
