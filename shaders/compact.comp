@@ -257,7 +257,11 @@ void write_index(uint at, uint g) {
 // tiles and 32 whole groups below it: select 0.874 ms against 0.855, partition 1.37 against
 // 1.10, unique 0.73 against 0.71. Traced with a clock, unique's walks shortened only from 4.1
 // to 3.8 us: they wait for straggling predecessors' counts (1.2 to 1.6 us, the median), then
-// take about 0.65 us a step.
+// take about 0.65 us a step. Subgroup 0's ballots were tried again in 0.7.19 (H200, same runs),
+// a stalled predecessor counted by the workgroup: select and unique 1 to 2% faster at 2^26
+// (0.213 ms against 0.217, 0.178 to 0.181 against 0.182), but reduce-by-key and rle wrong in
+// 204 of the 3416 checks, as they were with the SubgroupUniformControlFlowKHR execution mode
+// (NVIDIA's binary unchanged by it), and reduce-by-key at 62 registers against 40.
 const uint WALK_WIDTH = WORKGROUP_SIZE < 32u ? WORKGROUP_SIZE : 32u;
 shared uint s_walk_next, s_walk_prefix, s_walk_spins, s_walk_count, s_walk_empty, s_walk_inclusive;
 
