@@ -112,6 +112,12 @@ enum { ANY = 0 };
  * keys, `bench --compact`: select 18.9 to 21.1 ms in 2 against 22.4 to 23.0 in 1, partition 16.7
  * to 18.1 against 20.0 to 20.2). The AMD and Intel rows carry the earlier shapes at 32 lanes,
  * unmeasured (but 32-bit keys with 64-bit values take the pairs' 9 keys, 5 before 0.7.2).
+ * NVIDIA's sort histogram runs in at most 1056 workgroups, as many as an H200 or H100 holds at
+ * once (132 multiprocessors x 8 of 256), where others keep 4096; fewer workgroups clear and
+ * add up fewer copies of the histograms (H200, two rounds each, same runs, sort ms: u32 keys at 2^24
+ * 0.457 and 0.455 against 0.479 and 0.481, the histogram 0.050 against 0.072; at 2^28 6.299
+ * and 6.293 against 6.306 and 6.305; u64 keys 1.224 and 1.225 against 1.228 and 1.231 at
+ * 2^24, 17.61 against 17.64 at 2^28; in 512, 2^28 u32 keys took 6.313, in 2048, 2^24 0.466).
  * lavapipe runs subgroups of 8 only and keeps its keys in registers. lavapipe (Mesa 22.3, two cores; `gpusort bench --sizes 2^22 --algo
  * reduce-then-scan`, sort time over the copy's): 128 x 16 took 78 copies, 64 x 16 82, 128 x 20
  * 81, 128 x 12 90, 64 x 24 87, 128 x 9 107; every shared-memory access there is a loop over the
@@ -130,6 +136,7 @@ typedef struct {
   uint32_t hold_values;  /* the layouts whose values wait in shared memory with their keys in
                           * registers (values also wait wherever their keys do) */
   uint32_t scan_workgroup, scan_rows, spin;
+  uint32_t histogram_groups; /* 0: 4096 */
   uint64_t submit_keys;
   bool forward_progress, onesweep;
   uint64_t bitonic_max_keys;
@@ -168,7 +175,7 @@ static const preset presets[] = {
      .hold_keys = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_64), .hold_values = BIT(GS_SORT_PAIRS32_32),
      .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64),
      .scan_workgroup = 512, .scan_rows = 12, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
-     .bitonic_max_keys = 1u << 12, .compact_workgroup = 512, .compact_subtiles = 2},
+     .bitonic_max_keys = 1u << 12, .compact_workgroup = 512, .compact_subtiles = 2, .histogram_groups = 1056},
     {.name = "amd", .vendor_id = 0x1002, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512, 9, 5),
      .scan_workgroup = 512, .scan_rows = 8, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true},
     {.name = "intel", .vendor_id = 0x8086, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512, 9, 5),
@@ -241,12 +248,13 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
                                                      : c->scan_workgroup_size;
   c->compact_subtiles = k->compact_subtiles ? k->compact_subtiles : p->compact_subtiles ? p->compact_subtiles : 1;
   c->lookback_spin = k->lookback_spin ? k->lookback_spin : p->spin;
+  c->histogram_groups = k->histogram_groups ? k->histogram_groups : p->histogram_groups ? p->histogram_groups : 4096;
   c->submit_keys = k->submit_keys ? k->submit_keys : p->submit_keys;
   c->forward_progress = p->forward_progress;
   c->auto_onesweep = p->forward_progress && p->onesweep;
   c->bitonic_max_keys = p->bitonic_max_keys;
   const bool tuned = k->subgroup_size || k->sort_workgroup || k->sort_keys_per_thread || k->scan_workgroup ||
-                     k->scan_rows || k->compact_subtiles || k->lookback_spin || k->submit_keys || k->sort_hold_keys != GS_KNOB_UNSET ||
+                     k->scan_rows || k->compact_subtiles || k->histogram_groups || k->lookback_spin || k->submit_keys || k->sort_hold_keys != GS_KNOB_UNSET ||
                      k->sort_early_counts != GS_KNOB_UNSET || k->sort_hold_values != GS_KNOB_UNSET;
   snprintf(c->preset, sizeof c->preset, "%s%s", p->name, tuned ? " (tuned by GPUSORT_*)" : "");
 }

@@ -49,6 +49,8 @@ typedef struct {
   uint32_t compact_workgroup_size;  /* the look-back family's, before each mode's cap (compact.c) */
   uint32_t compact_subtiles;        /* sub-tiles of select and partition per look-back (compact.c) */
   uint32_t lookback_spin;           /* polls of an empty descriptor before recounting */
+  uint32_t histogram_groups;        /* workgroups of the sort's histogram pass at most, each
+                                     * taking tiles in turn (src/prim/radix_sort.c) */
   /* Keys one submission's sort pass covers at most, about a quarter of a second of work on
    * the device (desktop watchdogs reset a GPU after about two seconds); 0: no bound. */
   uint64_t submit_keys;

@@ -7,12 +7,12 @@
 #include "util/error.h"
 
 enum {
-  /* The histogram's tiles: 256 invocations x 16 keys, at most 4096 workgroups taking them in
-   * turn (H100, 2^28, same run: u32 keys 6.94 ms; 128 x 16 in 1584 workgroups, as many as the
-   * device holds at once, 6.93; 256 x 8 6.94; 128 x 32 in 2112 6.93; u64 keys 22.08 to 22.11) */
+  /* The histogram's tiles: 256 invocations x 16 keys, taken in turn by at most the device
+   * configuration's histogram_groups workgroups (H100, 2^28, same run, at most 4096: u32 keys
+   * 6.94 ms; 128 x 16 in 1584 workgroups, as many as the device holds at once, 6.93; 256 x 8
+   * 6.94; 128 x 32 in 2112 6.93; u64 keys 22.08 to 22.11) */
   HISTOGRAM_WORKGROUP = 256,
   HISTOGRAM_TILE_ROWS = 16,
-  HISTOGRAM_MAX_GROUPS = 4096,
   STATE_CONTROL_BYTES = 256,          /* gs_sort_control, padded */
   STATE_HISTOGRAM_BYTES = GS_RADIX_MAX_PASSES * GS_RADIX * 4,
 };
@@ -114,6 +114,7 @@ int gs_radix_sort_create(gs_device *dev, const gs_memops *memops, const gs_devic
   const uint32_t hist_wg =
       gs_workgroup_within(dev, HISTOGRAM_WORKGROUP < dev->subgroup_size ? dev->subgroup_size : HISTOGRAM_WORKGROUP);
   s->histogram_workgroup_size = hist_wg;
+  s->histogram_max_groups = config->histogram_groups;
 
   const bool wide = s->info->bytes == 8;
   const uint32_t kind = (uint32_t)s->info->kind, desc = sort_config->descending ? 1 : 0;
@@ -290,7 +291,7 @@ static int record_start(const recording *r) {
                                  .max_n = (uint32_t)r->run->max_n,
                                  .tile_keys = s->tile_keys,
                                  .histogram_keys_per_group = s->histogram_workgroup_size * HISTOGRAM_TILE_ROWS,
-                                 .histogram_max_groups = HISTOGRAM_MAX_GROUPS,
+                                 .histogram_max_groups = s->histogram_max_groups,
                                  .max_groups_x = s->dev->max_groups_x};
   return gs_kernel_dispatch(s->dev, r->cb, &s->prepare_indirect, &pp, 1);
 }
@@ -304,7 +305,7 @@ static int record_histograms(recording *r, unsigned passes, unsigned last_bits) 
   for (uint64_t k = 0; k < segments_of(r) && !rc; k++) {
     const uint64_t count = r->segment_keys ? segment_count(r, k) : r->run->n;
     uint64_t groups = gs_groups_for(count, per_group);
-    if (groups > HISTOGRAM_MAX_GROUPS) groups = HISTOGRAM_MAX_GROUPS;
+    if (groups > s->histogram_max_groups) groups = s->histogram_max_groups;
     gs_histogram_push hp = {.keys = r->b->keys.in.address + segment_first(r, k) * kb,
                             .histograms = r->histograms.address,
                             .control = r->control.address,

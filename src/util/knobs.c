@@ -43,6 +43,7 @@ static void read_knobs(void) {
   knobs.scan_workgroup = number32("GPUSORT_SCAN_WORKGROUP");
   knobs.scan_rows = number32("GPUSORT_SCAN_ROWS");
   knobs.compact_subtiles = number32("GPUSORT_COMPACT_SUBTILES");
+  knobs.histogram_groups = number32("GPUSORT_HISTOGRAM_GROUPS");
   knobs.lookback_spin = number32("GPUSORT_LOOKBACK_SPIN");
   knobs.sort_hold_keys = switch_knob("GPUSORT_SORT_HOLD_KEYS");
   knobs.sort_early_counts = switch_knob("GPUSORT_SORT_EARLY_COUNTS");
