@@ -114,10 +114,10 @@ enum { ANY = 0 };
  * unmeasured (but 32-bit keys with 64-bit values take the pairs' 9 keys, 5 before 0.7.2).
  * NVIDIA's sort histogram runs in at most 1056 workgroups, as many as an H200 or H100 holds at
  * once (132 multiprocessors x 8 of 256), where others keep 4096; fewer workgroups clear and
- * add up fewer copies of the histograms (H200, two rounds each, same runs, sort ms: u32 keys at 2^24
- * 0.457 and 0.455 against 0.479 and 0.481, the histogram 0.050 against 0.072; at 2^28 6.299
- * and 6.293 against 6.306 and 6.305; u64 keys 1.224 and 1.225 against 1.228 and 1.231 at
- * 2^24, 17.61 against 17.64 at 2^28; in 512, 2^28 u32 keys took 6.313, in 2048, 2^24 0.466).
+ * add up fewer copies of the histograms (H200, two rounds each, same runs, sort ms: u32 keys
+ * at 2^24 0.457 and 0.455 against 0.479 and 0.481, the histogram 0.050 against 0.072; at 2^28
+ * 6.299 and 6.293 against 6.306 and 6.305; u64 keys 1.224 and 1.225 against 1.228 and 1.231
+ * at 2^24, 17.61 against 17.64 at 2^28; in 512, 2^28 u32 keys took 6.313, in 2048, 2^24 0.466).
  * lavapipe runs subgroups of 8 only and keeps its keys in registers. lavapipe (Mesa 22.3, two cores; `gpusort bench --sizes 2^22 --algo
  * reduce-then-scan`, sort time over the copy's): 128 x 16 took 78 copies, 64 x 16 82, 128 x 20
  * 81, 128 x 12 90, 64 x 24 87, 128 x 9 107; every shared-memory access there is a loop over the
