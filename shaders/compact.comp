@@ -600,9 +600,10 @@ uint flag_segment(uint segment_first, out key_t keys[ITEMS], out uint flags, out
 // the 512 x 8 it took there, 40 in the 512 x 12 it now takes on an H200 (src/prim/compact.c).
 // Rle keeps its keys in registers: it takes 64 either way, and reading them again took 1.26 ms
 // against 1.15 (H200, 2^28, a row at a time as reduce-by-key does: 0.987 to 0.988 ms at 61
-// registers, against 0.940 to 0.942 at 64, same runs). Reduce-by-key reads a row's keys and values before writing its runs, as unique
-// does (H200, 2^28 u32 keys and sums in tiles of 512 x 8, same runs: 1.369 ms against 1.384
-// with each key and value read as the run reached it).
+// registers, against 0.940 to 0.942 at 64, same runs). Reduce-by-key reads a row's keys and
+// values before writing its runs, as unique does (H200, 2^28 u32 keys and sums in tiles of
+// 512 x 8, same runs: 1.369 ms against 1.384 with each key and value read as the run reached
+// it).
 void runs_tile(uint tile) {
   const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
   const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;

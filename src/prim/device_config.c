@@ -118,11 +118,12 @@ enum { ANY = 0 };
  * at 2^24 0.457 and 0.455 against 0.479 and 0.481, the histogram 0.050 against 0.072; at 2^28
  * 6.299 and 6.293 against 6.306 and 6.305; u64 keys 1.224 and 1.225 against 1.228 and 1.231
  * at 2^24, 17.61 against 17.64 at 2^28; in 512, 2^28 u32 keys took 6.313, in 2048, 2^24 0.466).
- * lavapipe runs subgroups of 8 only and keeps its keys in registers. lavapipe (Mesa 22.3, two cores; `gpusort bench --sizes 2^22 --algo
- * reduce-then-scan`, sort time over the copy's): 128 x 16 took 78 copies, 64 x 16 82, 128 x 20
- * 81, 128 x 12 90, 64 x 24 87, 128 x 9 107; every shared-memory access there is a loop over the
- * lanes, and a tile's per-digit work (counters of every subgroup, look-back, digit starts) is
- * paid per tile, so the tile is long (2^21 u64 keys: 106 copies at 16 keys, 148 at 9, 167 at 5).
+ * lavapipe runs subgroups of 8 only and keeps its keys in registers. lavapipe (Mesa 22.3, two
+ * cores; `gpusort bench --sizes 2^22 --algo reduce-then-scan`, sort time over the copy's):
+ * 128 x 16 took 78 copies, 64 x 16 82, 128 x 20 81, 128 x 12 90, 64 x 24 87, 128 x 9 107;
+ * every shared-memory access there is a loop over the lanes, and a tile's per-digit work
+ * (counters of every subgroup, look-back, digit starts) is paid per tile, so the tile is long
+ * (2^21 u64 keys: 106 copies at 16 keys, 148 at 9, 167 at 5).
  */
 typedef struct {
   const char *name;
@@ -254,8 +255,9 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->auto_onesweep = p->forward_progress && p->onesweep;
   c->bitonic_max_keys = p->bitonic_max_keys;
   const bool tuned = k->subgroup_size || k->sort_workgroup || k->sort_keys_per_thread || k->scan_workgroup ||
-                     k->scan_rows || k->compact_subtiles || k->histogram_groups || k->lookback_spin || k->submit_keys || k->sort_hold_keys != GS_KNOB_UNSET ||
-                     k->sort_early_counts != GS_KNOB_UNSET || k->sort_hold_values != GS_KNOB_UNSET;
+                     k->scan_rows || k->compact_subtiles || k->histogram_groups || k->lookback_spin || k->submit_keys ||
+                     k->sort_hold_keys != GS_KNOB_UNSET || k->sort_early_counts != GS_KNOB_UNSET ||
+                     k->sort_hold_values != GS_KNOB_UNSET;
   snprintf(c->preset, sizeof c->preset, "%s%s", p->name, tuned ? " (tuned by GPUSORT_*)" : "");
 }
 
