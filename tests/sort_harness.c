@@ -33,6 +33,11 @@ uint32_t harness_tile_keys(harness *h, gs_key_type key, unsigned value_bytes) {
   return sorter_for(h, key, false, value_bytes, &s) == GPUSORT_OK ? s->tile_keys : 0;
 }
 
+uint32_t harness_histogram_groups(harness *h) {
+  gs_radix_sort *s;
+  return sorter_for(h, GS_KEY_U32, false, 0, &s) == GPUSORT_OK ? s->histogram_max_groups : 0;
+}
+
 typedef struct {
   unsigned char *out[2];
   unsigned bytes[2];

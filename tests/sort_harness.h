@@ -43,6 +43,9 @@ void harness_close(harness *h);
 /* The tile size the sorter uses for this key type and value size on this device. */
 uint32_t harness_tile_keys(harness *h, gs_key_type key, unsigned value_bytes);
 
+/* The most workgroups the sorter's histogram pass runs in (0: no sorter). */
+uint32_t harness_histogram_groups(harness *h);
+
 /* Sorts n keys (and values, unless index_values) on the GPU into out_keys / out_values. */
 int harness_gpu_sort(harness *h, const sort_case *c, const void *keys, const void *values, uint64_t n,
                      void *out_keys, void *out_values);

@@ -229,6 +229,17 @@ int main(int argc, char **argv) {
     fprintf(stderr, "no sort tile: %s\n", gs_last_error());
     return 1;
   }
+  /* the suites that set GPUSORT_HISTOGRAM_GROUPS test nothing new unless it reaches the sorter */
+  const char *groups_knob = getenv("GPUSORT_HISTOGRAM_GROUPS");
+  if (groups_knob && *groups_knob) {
+    const uint32_t groups = harness_histogram_groups(&h);
+    printf("histogram workgroups at most: %u\n", groups);
+    if (groups != strtoul(groups_knob, NULL, 10)) {
+      fprintf(stderr, "GPUSORT_HISTOGRAM_GROUPS=%s, but the histogram runs in up to %u workgroups\n", groups_knob,
+              groups);
+      return 1;
+    }
+  }
 
   if (strcmp(mode, "matrix") == 0 || strcmp(mode, "fallback") == 0) {
     /* (1023 to 4097: around the bitonic sort's blocks of 1024 elements and their multiples) */
