@@ -56,6 +56,9 @@
 #define GS_SORT_INDEX_VALUES 4u /* first pass: each value is its key's input index */
 #define GS_SORT_INDIRECT 8u     /* n and tile counts come from the control block, not pc */
 #define GS_SORT_CLEAR_NEXT 16u  /* each tile zeroes its row of lookback_next for the next pass */
+/* Set in a pass's ticket counter before the pass when every key has the same digit in it: the
+ * pass copies the keys (radix_scan_histograms.comp, radix_onesweep.comp). */
+#define GS_SORT_COPY_TICKETS 0x80000000u
 
 /* radix_histogram.comp: every digit's histogram in one read of the keys. */
 GS_BLOCK_BEGIN(gs_histogram_push)
@@ -73,6 +76,7 @@ GS_BLOCK_END(gs_histogram_push)
 /* radix_scan_histograms.comp: one workgroup per digit position. */
 GS_BLOCK_BEGIN(gs_scan_histograms_push)
   GS_ADDRESS histograms;
+  GS_ADDRESS control; /* gs_sort_control: the tickets of copy passes */
 GS_BLOCK_END(gs_scan_histograms_push)
 
 /* radix_onesweep.comp: one digit-binning pass.
@@ -122,8 +126,9 @@ GS_BLOCK_BEGIN(gs_next_segment_push)
   GS_U32 pad0;
 GS_BLOCK_END(gs_next_segment_push)
 
-/* The sort's control block in scratch memory: tile tickets, and for an indirect sort the count
- * read from the caller's buffer with every dispatch size derived from it on the GPU. */
+/* The sort's control block in scratch memory: tile tickets (with GS_SORT_COPY_TICKETS in a copy
+ * pass's), and for an indirect sort the count read from the caller's buffer with every
+ * dispatch size derived from it on the GPU. */
 GS_BLOCK_BEGIN(gs_sort_control)
   GS_U32 tickets[GS_RADIX_MAX_PASSES];
   GS_U32 n;     /* min(caller's count, the capacity) */
