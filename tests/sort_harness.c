@@ -113,6 +113,24 @@ static int run_sort(harness *h, gs_radix_sort *s, gs_radix_sort_run *run, const 
   return rc;
 }
 
+static int sink_words(void *ctx, const void *data, size_t bytes) {
+  uint32_t **to = ctx;
+  memcpy(*to, data, bytes);
+  *to += bytes / 4;
+  return GPUSORT_OK;
+}
+
+/* Which passes of the sort just run copied their keys: the marks on their tickets, the first
+ * words of the state's control block (gs_sort_control). */
+static int read_copy_passes(harness *h, gs_stager *down, gs_range state, gs_transfer_stats *stats) {
+  uint32_t tickets[GS_RADIX_MAX_PASSES], *to = tickets;
+  int rc = gs_download(down, state, sizeof tickets, sink_words, &to, stats);
+  h->copy_passes = 0;
+  for (unsigned p = 0; p < GS_RADIX_MAX_PASSES && !rc; p++)
+    if (tickets[p] & GS_SORT_COPY_TICKETS) h->copy_passes |= 1u << p;
+  return rc;
+}
+
 int harness_gpu_sort(harness *h, const sort_case *c, const void *keys, const void *values, uint64_t n,
                      void *out_keys, void *out_values) {
   gs_device *dev = &h->ctx.dev;
@@ -145,11 +163,27 @@ int harness_gpu_sort(harness *h, const sort_case *c, const void *keys, const voi
       !(rc = run_sort(h, s, &run, &b))) {
     gs_field fields[2] = {{b.keys.out, 0, kb}, {b.values.out, 0, vb}};
     rc = gs_download_fields(&down, fields, vb ? 2 : 1, n, sink_copy, &sink, &stats);
+    if (!rc && h->algo == GS_SORT_ONESWEEP && n > 0) rc = read_copy_passes(h, &down, b.state, &stats);
   }
   gs_stager_destroy(&up);
   gs_stager_destroy(&down);
   free_buffers(dev, &buffers);
   return rc;
+}
+
+unsigned reference_copy_passes(const sort_case *c, const void *keys, uint64_t n) {
+  const gs_key_info *info = gs_key_info_of(c->key);
+  const unsigned end = c->begin_bit == 0 && c->end_bit == 0 ? info->bytes * 8 : c->end_bit;
+  unsigned passes = 0;
+  for (unsigned shift = c->begin_bit, p = 0; shift < end; shift += 8, p++) {
+    const uint64_t mask = ((end - shift < 8 ? 1ull << (end - shift) : 256) - 1) << shift;
+    const uint64_t first = gs_key_ordered(info, keys) & mask;
+    bool same = true;
+    for (uint64_t i = 1; i < n && same; i++)
+      same = (gs_key_ordered(info, (const unsigned char *)keys + i * info->bytes) & mask) == first;
+    if (same) passes |= 1u << p;
+  }
+  return passes;
 }
 
 /* LSD with 8-bit digits on the sort key: obviously stable. */
@@ -219,6 +253,11 @@ void check_case(harness *h, const sort_case *c, gs_dist dist, uint64_t n, const 
     report_difference(h, label, "keys", n, want_keys, got_keys, kb, gs_key_info_of(c->key));
   } else if (vb && memcmp(want_values, got_values, n * vb) != 0) {
     report_difference(h, label, "values", n, want_values, got_values, vb, gs_key_info_of(vb == 8 ? GS_KEY_U64 : GS_KEY_U32));
+  } else if (h->algo == GS_SORT_ONESWEEP && n > 0 && h->copy_passes != reference_copy_passes(c, keys, n)) {
+    /* a pass where all keys share the digit must copy them; any other must sort */
+    h->failures++;
+    fprintf(stderr, "FAIL %s: n=%" PRIu64 ": passes 0x%x copied their keys, where every key shares its digit in 0x%x\n",
+            label, n, h->copy_passes, reference_copy_passes(c, keys, n));
   }
   free(keys);
   free(values);

@@ -34,6 +34,8 @@ typedef struct {
                             segment in its own submission */
   unsigned flushes;      /* submissions ended between segments so far */
   gs_submitter submitter;
+  unsigned copy_passes;   /* the last Onesweep sort's passes that copied their keys (bit p: pass
+                           * p), as its tickets' marks show (radix_scan_histograms.comp) */
   int failures, checks;
 } harness;
 
@@ -52,6 +54,9 @@ int harness_gpu_sort(harness *h, const sort_case *c, const void *keys, const voi
 
 /* Stable CPU reference: the permutation that sorts the keys by the case's key bits. */
 void reference_permutation(const sort_case *c, const void *keys, uint64_t n, uint64_t *perm);
+
+/* The passes of an LSD sort of the keys in which every key has the same digit (bit p: pass p). */
+unsigned reference_copy_passes(const sort_case *c, const void *keys, uint64_t n);
 
 /* Generates data for the case, sorts it on the GPU and on the CPU, and compares keys and
  * values byte for byte; counts a failure (with a diagnostic on stderr) on any difference.
