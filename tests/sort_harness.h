@@ -34,8 +34,8 @@ typedef struct {
                             segment in its own submission */
   unsigned flushes;      /* submissions ended between segments so far */
   gs_submitter submitter;
-  unsigned copy_passes;   /* the last Onesweep sort's passes that copied their keys (bit p: pass
-                           * p), as its tickets' marks show (radix_scan_histograms.comp) */
+  unsigned copy_passes;  /* the last Onesweep sort's passes that copied their keys (bit p: pass
+                          * p), as its tickets' marks show (radix_scan_histograms.comp) */
   int failures, checks;
 } harness;
 
