@@ -52,11 +52,9 @@ uint32_t harness_histogram_groups(harness *h);
 int harness_gpu_sort(harness *h, const sort_case *c, const void *keys, const void *values, uint64_t n,
                      void *out_keys, void *out_values);
 
-/* Stable CPU reference: the permutation that sorts the keys by the case's key bits. */
-void reference_permutation(const sort_case *c, const void *keys, uint64_t n, uint64_t *perm);
-
-/* The passes of an LSD sort of the keys in which every key has the same digit (bit p: pass p). */
-unsigned reference_copy_passes(const sort_case *c, const void *keys, uint64_t n);
+/* Stable CPU reference: the permutation that sorts the keys by the case's key bits, and the
+ * passes of that LSD sort in which every key has the same digit (bit p: pass p). */
+void reference_permutation(const sort_case *c, const void *keys, uint64_t n, uint64_t *perm, unsigned *copy_passes);
 
 /* Generates data for the case, sorts it on the GPU and on the CPU, and compares keys and
  * values byte for byte; counts a failure (with a diagnostic on stderr) on any difference.
