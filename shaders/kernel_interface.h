@@ -59,6 +59,9 @@
 /* Set in a pass's ticket counter before the pass when every key has the same digit in it: the
  * pass copies the keys (radix_scan_histograms.comp, radix_onesweep.comp). */
 #define GS_SORT_COPY_TICKETS 0x80000000u
+/* Set as well in each of two copy passes in a row, which would copy the keys from one array to
+ * the other and back: both are skipped (radix_scan_histograms.comp has the rule). */
+#define GS_SORT_SKIPPED_TICKETS 0x40000000u
 
 /* radix_histogram.comp: every digit's histogram in one read of the keys. */
 GS_BLOCK_BEGIN(gs_histogram_push)

@@ -13,6 +13,6 @@ void main() {
   WordArray last = WordArray(pc.last_tile);
   for (uint d = gl_LocalInvocationID.x; d < RADIX; d += WORKGROUP_SIZE)
     starts.words[d] += atomicLoad(last.words[d], gl_ScopeQueueFamily, 0, 0) & GS_LOOKBACK_COUNT_MASK;
-  if (gl_LocalInvocationID.x == 0u) // (a copy pass keeps its mark; it posts nothing, and reads no starts)
-    Control(pc.control).control.tickets[pc.pass] &= GS_SORT_COPY_TICKETS;
+  if (gl_LocalInvocationID.x == 0u) // (a copy pass keeps its marks; it posts nothing, and reads no starts)
+    Control(pc.control).control.tickets[pc.pass] &= GS_SORT_COPY_TICKETS | GS_SORT_SKIPPED_TICKETS;
 }

@@ -34,8 +34,8 @@ typedef struct {
                             segment in its own submission */
   unsigned flushes;      /* submissions ended between segments so far */
   gs_submitter submitter;
-  unsigned copy_passes;  /* the last Onesweep sort's passes that copied their keys (bit p: pass
-                          * p), as its tickets' marks show (radix_scan_histograms.comp) */
+  unsigned copy_passes;    /* the last Onesweep sort's copy passes (bit p: pass p), and those of */
+  unsigned skipped_passes; /* them it skipped, as its tickets' marks show (radix_scan_histograms) */
   int failures, checks;
 } harness;
 
@@ -53,8 +53,9 @@ int harness_gpu_sort(harness *h, const sort_case *c, const void *keys, const voi
                      void *out_keys, void *out_values);
 
 /* Stable CPU reference: the permutation that sorts the keys by the case's key bits, and the
- * passes of that LSD sort in which every key has the same digit (bit p: pass p). */
-void reference_permutation(const sort_case *c, const void *keys, uint64_t n, uint64_t *perm, unsigned *copy_passes);
+ * passes of that LSD sort in which every key has the same digit (bit p: pass p). Returns the
+ * number of passes. */
+unsigned reference_permutation(const sort_case *c, const void *keys, uint64_t n, uint64_t *perm, unsigned *copy_passes);
 
 /* Generates data for the case, sorts it on the GPU and on the CPU, and compares keys and
  * values byte for byte; counts a failure (with a diagnostic on stderr) on any difference.
