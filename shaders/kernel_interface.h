@@ -76,10 +76,12 @@ GS_BLOCK_BEGIN(gs_histogram_push)
   GS_U32 flags;
 GS_BLOCK_END(gs_histogram_push)
 
-/* radix_scan_histograms.comp: one workgroup per digit position. */
+/* radix_scan_histograms.comp: one workgroup per digit position (a dispatch limit of fewer
+ * workgroups a dimension than passes folds them into rows). */
 GS_BLOCK_BEGIN(gs_scan_histograms_push)
   GS_ADDRESS histograms;
   GS_ADDRESS control; /* gs_sort_control: the tickets of copy passes */
+  GS_U32 passes;
 GS_BLOCK_END(gs_scan_histograms_push)
 
 /* radix_onesweep.comp: one digit-binning pass.

@@ -38,8 +38,10 @@ bool skipped_pass(uint p, uint passes, uint copies) {
 }
 
 void main() {
+  const uint pass = linear_group_index(), passes = pc.passes;
+  if (pass >= passes) return; // surplus workgroup of a folded dispatch
   WordArray histograms = WordArray(pc.histograms);
-  const uint base = gl_WorkGroupID.x * RADIX;
+  const uint base = pass * RADIX;
   const uint first = gl_LocalInvocationID.x * DIGITS_PER_INVOCATION;
   if (gl_LocalInvocationID.x == 0u) s_digits_present = s_keys = s_mixed = 0u;
   uint counts[DIGITS_PER_INVOCATION];
@@ -62,7 +64,6 @@ void main() {
   }
   barrier();
   if (s_digits_present > 1u) return;
-  const uint pass = gl_WorkGroupID.x, passes = gl_NumWorkGroups.x;
   uint mark = GS_SORT_COPY_TICKETS;
   if (pass > 0u && pass + 1u < passes) { // (only a copy pass reads the others' histograms)
     for (uint q = 0u; q < passes; q++)

@@ -265,6 +265,16 @@ int main(int argc, char **argv) {
     const uint64_t sizes[] = {7 * tile + 3, 23 * tile, 23 * tile + 1, 100 * tile + 999};
     const char *const some[] = {"uniform", "few:5", "sorted"};
     run_sizes(&h, sizes, sizeof sizes / sizeof sizes[0], some, 3);
+    /* 64-bit keys: eight digit positions, whose histograms' scan is folded too */
+    const uint64_t tile64 = harness_tile_keys(&h, GS_KEY_U64, 0);
+    const char *const wide[] = {"uniform", "lowbits:16"};
+    for (int d = 0; d < 2; d++) {
+      gs_dist dist;
+      gs_dist_parse(wide[d], &dist);
+      char label[64];
+      snprintf(label, sizeof label, "u64 %s", wide[d]);
+      check_sort(&h, GS_KEY_U64, dist, 7 * tile64 + 3, label);
+    }
   } else if (strcmp(mode, "types") == 0) {
     run_types(&h);
   } else if (strcmp(mode, "bits") == 0) {

@@ -323,7 +323,8 @@ static int record_histograms(recording *r, unsigned passes, unsigned last_bits) 
     if (!(rc = gs_kernel_dispatch(s->dev, r->cb, &s->histogram, &hp, (uint32_t)groups)) && r->segment_keys)
       rc = segment_done(r, count);
   }
-  gs_scan_histograms_push sp = {.histograms = r->histograms.address, .control = r->control.address};
+  gs_scan_histograms_push sp = {
+      .histograms = r->histograms.address, .control = r->control.address, .passes = passes};
   if (!rc) rc = gs_kernel_dispatch(s->dev, r->cb, &s->scan_histograms, &sp, passes);
   return rc;
 }
