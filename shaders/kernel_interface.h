@@ -132,7 +132,7 @@ GS_BLOCK_BEGIN(gs_next_segment_push)
 GS_BLOCK_END(gs_next_segment_push)
 
 /* The sort's control block in scratch memory: tile tickets (with GS_SORT_COPY_TICKETS in a copy
- * pass's), and for an indirect sort the count read from the caller's buffer with every
+ * pass's, and GS_SORT_SKIPPED_TICKETS in a skipped one's), and for an indirect sort the count read from the caller's buffer with every
  * dispatch size derived from it on the GPU. */
 GS_BLOCK_BEGIN(gs_sort_control)
   GS_U32 tickets[GS_RADIX_MAX_PASSES];

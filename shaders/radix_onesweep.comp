@@ -24,7 +24,8 @@
 // position (kernel_interface.h); step 1 takes the workgroup's own index and step 3 reads the
 // table instead of looking back.
 // A copy pass, in which every key has the same digit (radix_scan_histograms marks its tickets),
-// keeps the keys' order: its tiles copy their keys (and values) through, Onesweep's only.
+// keeps the keys' order: its tiles copy their keys (and values) through, and two copy passes in
+// a row between the first and the last are skipped; Onesweep's only.
 #ifndef VALUE_WORDS
 #define VALUE_WORDS 0
 #endif

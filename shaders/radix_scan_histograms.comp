@@ -28,9 +28,9 @@ shared uint s_mixed; // bit q: digit position q has more than one digit
 // starts tells the truth.
 bool shows_mixed(uint w, uint n) { return w != 0u && w != n; }
 
-// Whether pass p of `passes` is skipped, given the copy passes (bit q: pass q copies).
+// Whether pass p of `passes`, neither the first nor the last, is skipped, given the copy passes
+// (bit q: pass q copies).
 bool skipped_pass(uint p, uint passes, uint copies) {
-  if (p == 0u || p + 1u >= passes) return false; // (the first maps the keys, the last unmaps them)
   uint run_first = p;
   while (run_first > 1u && (copies & (1u << (run_first - 1u))) != 0u) run_first--;
   if (((p - run_first) & 1u) != 0u) return true; // the second of a pair
@@ -65,7 +65,9 @@ void main() {
   barrier();
   if (s_digits_present > 1u) return;
   uint mark = GS_SORT_COPY_TICKETS;
-  if (pass > 0u && pass + 1u < passes) { // (only a copy pass reads the others' histograms)
+  // (the first pass maps the keys and the last unmaps them; only a copy pass between them reads
+  // the others' histograms)
+  if (pass > 0u && pass + 1u < passes) {
     for (uint q = 0u; q < passes; q++)
       for (uint r = 0u; r < DIGITS_PER_INVOCATION; r++)
         if (q != pass && first + r < RADIX &&

@@ -113,18 +113,13 @@ static int run_sort(harness *h, gs_radix_sort *s, gs_radix_sort_run *run, const 
   return rc;
 }
 
-static int sink_words(void *ctx, const void *data, size_t bytes) {
-  uint32_t **to = ctx;
-  memcpy(*to, data, bytes);
-  *to += bytes / 4;
-  return GPUSORT_OK;
-}
-
-/* Which passes of the sort just run copied their keys: the marks on their tickets, the first
- * words of the state's control block (gs_sort_control). */
+/* Which passes of the sort just run copied their keys, and which of them it skipped: the marks
+ * on their tickets, the first words of the state's control block (gs_sort_control). */
 static int read_copy_passes(harness *h, gs_stager *down, gs_range state, gs_transfer_stats *stats) {
-  uint32_t tickets[GS_RADIX_MAX_PASSES], *to = tickets;
-  int rc = gs_download(down, state, sizeof tickets, sink_words, &to, stats);
+  uint32_t tickets[GS_RADIX_MAX_PASSES];
+  const gs_field field = {state, 0, sizeof tickets[0]};
+  copy_sink sink = {{(unsigned char *)tickets, NULL}, {sizeof tickets[0], 0}};
+  int rc = gs_download_fields(down, &field, 1, GS_RADIX_MAX_PASSES, sink_copy, &sink, stats);
   h->copy_passes = h->skipped_passes = 0;
   for (unsigned p = 0; p < GS_RADIX_MAX_PASSES && !rc; p++) {
     if (tickets[p] & GS_SORT_COPY_TICKETS) h->copy_passes |= 1u << p;
@@ -244,6 +239,7 @@ void check_case(harness *h, const sort_case *c, gs_dist dist, uint64_t n, const 
     gs_key_store_bits(vb, values + i * vb, vb == 8 ? i * 0x9E3779B97F4A7C15ull : i);
   unsigned copy_passes;
   const unsigned passes = reference_permutation(c, keys, n, perm, &copy_passes);
+  const unsigned skipped_passes = reference_skipped_passes(copy_passes, passes);
   for (uint64_t i = 0; i < n; i++) {
     memcpy(want_keys + i * kb, keys + perm[i] * kb, kb);
     if (c->index_values)
@@ -263,11 +259,11 @@ void check_case(harness *h, const sort_case *c, gs_dist dist, uint64_t n, const 
   } else if (vb && memcmp(want_values, got_values, n * vb) != 0) {
     report_difference(h, label, "values", n, want_values, got_values, vb, gs_key_info_of(vb == 8 ? GS_KEY_U64 : GS_KEY_U32));
   } else if (h->algo == GS_SORT_ONESWEEP && n > 0 &&
-             (h->copy_passes != copy_passes || h->skipped_passes != reference_skipped_passes(copy_passes, passes))) {
+             (h->copy_passes != copy_passes || h->skipped_passes != skipped_passes)) {
     /* a pass where all keys share the digit must copy them (or be skipped); any other must sort */
     h->failures++;
     fprintf(stderr, "FAIL %s: n=%" PRIu64 ": passes 0x%x copied and 0x%x of them were skipped, where 0x%x should copy and 0x%x be skipped\n",
-            label, n, h->copy_passes, h->skipped_passes, copy_passes, reference_skipped_passes(copy_passes, passes));
+            label, n, h->copy_passes, h->skipped_passes, copy_passes, skipped_passes);
   }
   free(keys);
   free(values);

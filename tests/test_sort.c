@@ -35,7 +35,8 @@ static const char *const dist_specs[] = {"uniform",   "equal",      "sorted",   
                                          "lowbits:8", "lowbits:16", "highbits:8", "entropy:3"};
 enum { DIST_COUNT = sizeof dist_specs / sizeof dist_specs[0] };
 
-static void run_sizes(harness *h, const uint64_t *sizes, size_t nsizes, const char *const *dists, size_t ndists) {
+static void run_sizes(harness *h, gs_key_type key, const uint64_t *sizes, size_t nsizes, const char *const *dists,
+                      size_t ndists) {
   for (size_t s = 0; s < nsizes; s++) {
     for (size_t d = 0; d < ndists; d++) {
       gs_dist dist;
@@ -45,8 +46,8 @@ static void run_sizes(harness *h, const uint64_t *sizes, size_t nsizes, const ch
         continue;
       }
       char label[64];
-      snprintf(label, sizeof label, "u32 %s", dists[d]);
-      check_sort(h, GS_KEY_U32, dist, sizes[s], label);
+      snprintf(label, sizeof label, "%s %s", gs_key_info_of(key)->name, dists[d]);
+      check_sort(h, key, dist, sizes[s], label);
     }
   }
 }
@@ -248,13 +249,13 @@ int main(int argc, char **argv) {
     const uint64_t sizes[] = {0,        1,        7,        8,         9,             sg - 1,        sg,
                               sg + 1,   tile - 1, tile,     tile + 1,  2 * tile,      3 * tile + 77, 17 * tile + 1,
                               1023,     1024,     1025,     4095,      4097};
-    run_sizes(&h, sizes, sizeof sizes / sizeof sizes[0], dist_specs, DIST_COUNT);
+    run_sizes(&h, GS_KEY_U32, sizes, sizeof sizes / sizeof sizes[0], dist_specs, DIST_COUNT);
   } else if (strcmp(mode, "large") == 0) {
     const uint64_t big[] = {3000017};
-    run_sizes(&h, big, 1, dist_specs, 1);
+    run_sizes(&h, GS_KEY_U32, big, 1, dist_specs, 1);
     const uint64_t mid[] = {(1u << 20) + 3};
     const char *const some[] = {"equal", "few:5", "highbits:8", "reversed"};
-    run_sizes(&h, mid, 1, some, 4);
+    run_sizes(&h, GS_KEY_U32, mid, 1, some, 4);
   } else if (strcmp(mode, "fold") == 0) {
     /* every size below needs more workgroups than one dimension then allows */
     if (h.ctx.dev.max_groups_x >= 7) {
@@ -264,17 +265,11 @@ int main(int argc, char **argv) {
     printf("dispatch limit per dimension: %u workgroups\n", h.ctx.dev.max_groups_x);
     const uint64_t sizes[] = {7 * tile + 3, 23 * tile, 23 * tile + 1, 100 * tile + 999};
     const char *const some[] = {"uniform", "few:5", "sorted"};
-    run_sizes(&h, sizes, sizeof sizes / sizeof sizes[0], some, 3);
+    run_sizes(&h, GS_KEY_U32, sizes, sizeof sizes / sizeof sizes[0], some, 3);
     /* 64-bit keys: eight digit positions, whose histograms' scan is folded too */
-    const uint64_t tile64 = harness_tile_keys(&h, GS_KEY_U64, 0);
+    const uint64_t wide_size[] = {7 * harness_tile_keys(&h, GS_KEY_U64, 0) + 3};
     const char *const wide[] = {"uniform", "lowbits:16"};
-    for (int d = 0; d < 2; d++) {
-      gs_dist dist;
-      gs_dist_parse(wide[d], &dist);
-      char label[64];
-      snprintf(label, sizeof label, "u64 %s", wide[d]);
-      check_sort(&h, GS_KEY_U64, dist, 7 * tile64 + 3, label);
-    }
+    run_sizes(&h, GS_KEY_U64, wide_size, 1, wide, 2);
   } else if (strcmp(mode, "types") == 0) {
     run_types(&h);
   } else if (strcmp(mode, "bits") == 0) {
@@ -293,7 +288,7 @@ int main(int argc, char **argv) {
     }
     const uint64_t sizes[] = {0, 1, tile + 1, 5 * tile + 3};
     const char *const some[] = {"uniform", "few:5"};
-    run_sizes(&h, sizes, sizeof sizes / sizeof sizes[0], some, 2);
+    run_sizes(&h, GS_KEY_U32, sizes, sizeof sizes / sizeof sizes[0], some, 2);
   } else {
     fprintf(stderr, "unknown mode %s\n", mode);
     return 2;
