@@ -28,6 +28,10 @@ static int sorter_for(harness *h, gs_key_type key, bool descending, unsigned val
   return gs_context_sorter(&h->ctx, &config, s);
 }
 
+int harness_sorter(harness *h, const sort_case *c, gs_radix_sort **s) {
+  return sorter_for(h, c->key, c->descending, c->value_bytes, s);
+}
+
 uint32_t harness_tile_keys(harness *h, gs_key_type key, unsigned value_bytes) {
   gs_radix_sort *s;
   return sorter_for(h, key, false, value_bytes, &s) == GPUSORT_OK ? s->tile_keys : 0;
@@ -114,13 +118,15 @@ static int run_sort(harness *h, gs_radix_sort *s, gs_radix_sort_run *run, const 
 }
 
 /* Which passes of the sort just run copied their keys, and which of them it skipped: the marks
- * on their tickets, the first words of the state's control block (gs_sort_control). */
+ * on their tickets, the first words of the state's control block (gs_sort_control); and how
+ * many tickets its first pass took. */
 static int read_copy_passes(harness *h, gs_stager *down, gs_range state, gs_transfer_stats *stats) {
   uint32_t tickets[GS_RADIX_MAX_PASSES];
   const gs_field field = {state, 0, sizeof tickets[0]};
   copy_sink sink = {{(unsigned char *)tickets, NULL}, {sizeof tickets[0], 0}};
   int rc = gs_download_fields(down, &field, 1, GS_RADIX_MAX_PASSES, sink_copy, &sink, stats);
   h->copy_passes = h->skipped_passes = 0;
+  h->first_pass_tickets = rc ? 0 : tickets[0] & ~(GS_SORT_COPY_TICKETS | GS_SORT_SKIPPED_TICKETS);
   for (unsigned p = 0; p < GS_RADIX_MAX_PASSES && !rc; p++) {
     if (tickets[p] & GS_SORT_COPY_TICKETS) h->copy_passes |= 1u << p;
     if (tickets[p] & GS_SORT_SKIPPED_TICKETS) h->skipped_passes |= 1u << p;
@@ -137,6 +143,7 @@ int harness_gpu_sort(harness *h, const sort_case *c, const void *keys, const voi
   if (rc) return rc;
   /* an indirect sort's arrays and state are sized for more than it sorts */
   const uint64_t max_n = h->place == PLACE_INDIRECT ? n + 2 * s->tile_keys + 5 : n;
+  h->max_n = max_n;
   sort_buffers buffers = {0};
   gs_stager up = {0}, down = {0};
   gs_transfer_stats stats = {0};

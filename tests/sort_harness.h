@@ -36,12 +36,16 @@ typedef struct {
   gs_submitter submitter;
   unsigned copy_passes;    /* the last Onesweep sort's copy passes (bit p: pass p), and those of */
   unsigned skipped_passes; /* them it skipped, as its tickets' marks show (radix_scan_histograms) */
+  uint32_t first_pass_tickets; /* and the tickets its first pass's workgroups took (its tiles) */
+  uint64_t max_n;              /* the capacity the last sort was recorded for */
   int failures, checks;
 } harness;
 
 int harness_open(harness *h);
 void harness_close(harness *h);
 
+/* The sorter for a case's key type, direction and value size (cached by the context). */
+int harness_sorter(harness *h, const sort_case *c, gs_radix_sort **s);
 /* The tile size the sorter uses for this key type and value size on this device. */
 uint32_t harness_tile_keys(harness *h, gs_key_type key, unsigned value_bytes);
 

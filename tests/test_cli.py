@@ -975,16 +975,25 @@ class DevicesAndBench(CliTest):
         self.assertEqual(p.returncode, 0, p.stderr)
         out = p.stdout.decode()
         self.assertIn("copy GB/s", out)
-        self.assertEqual(len(re.findall(r"^\s+(1024|5000)\s.*\bok$", out, re.M)), 2, out)
+        self.assertEqual(len(re.findall(r"^\s+(1024|5000)\s.*\bok\s+\d+x\d+$", out, re.M)), 2, out)
         p = run(["bench", "--keys", "u64", "--values", "u32", "--sizes", "3000", "--reps", "2"])
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertRegex(p.stdout.decode(), r"(?m)^\s+3000\s.*\bok$")
+        self.assertRegex(p.stdout.decode(), r"(?m)^\s+3000\s.*\bok\s+\d+x\d+$")
+        # each size's tile: a small sort's where 8 of the next larger tile exceed its keys
+        p = run(["bench", "--algo", "onesweep", "--sizes", "1000,5000,100000", "--reps", "1"],
+                env={"GPUSORT_SORT_SMALL_TILES": "64x4,64x8@8"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        tiles = re.findall(r"(?m)^\s+(\d+)\s.*\bok\s+(\d+x\d+)$", p.stdout.decode())
+        self.assertEqual(tiles[:2], [("1000", "64x4"), ("5000", "64x8")], p.stdout.decode())
+        self.assertEqual(tiles[2][0], "100000")
+        invocations, keys = map(int, tiles[2][1].split("x"))
+        self.assertGreater(invocations * keys, 512, p.stdout.decode())
         for dist in ["equal", "reversed", "entropy:3"]:  # each checked on the host
             p = run(["bench", "--keys", "i64", "--dist", dist, "--sizes", "3001", "--reps", "2"])
             self.assertEqual(p.returncode, 0, p.stderr)
             out = p.stdout.decode()
             self.assertIn(f"distribution {dist} (seed 1)", out)
-            self.assertRegex(out, r"(?m)^\s+3001\s.*\bok$")
+            self.assertRegex(out, r"(?m)^\s+3001\s.*\bok\s+\d+x\d+$")
         line = run(["bench", "--json", "--dist", "sorted", "--sizes", "1000", "--reps", "1"]).stdout
         self.assertEqual((json.loads(line)["distribution"], json.loads(line)["checked"]), ("sorted", True))
         # the histogram pass's time beside each pass's: with -v, and in --json

@@ -21,7 +21,11 @@
  *   test_sort segments  sorts in segments of a few tiles (as sorts too large for one pass's
  *                       look-back run), each segment in its own submission: every payload,
  *                       both directions, bit ranges, in place and apart, sizes around the
- *                       segment boundaries */
+ *                       segment boundaries
+ *   test_sort small     small sorts' tiles (run with GPUSORT_SORT_SMALL_TILES where the
+ *                       device's preset has none): sizes around each tile and each change of
+ *                       tile, every layout, every placement; each sort must have taken the
+ *                       tiles its capacity calls for */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +65,78 @@ static sort_case payload_case(gs_key_type key, bool descending, int payload) {
   if (payload == 2) c.value_bytes = 8;
   if (payload == 3) c.value_bytes = 4, c.index_values = true;
   return c;
+}
+
+/* The tile keys a sort of capacity max_n should take: the largest of the small sorts' tiles
+ * and the layout's own that leaves at least small_min_tiles tiles, or the smallest. */
+static uint64_t expected_tile_keys(const gs_radix_sort *s, uint64_t max_n) {
+  uint64_t keys = s->small_count ? s->small[0].tile.tile_keys : s->tile_keys;
+  for (uint32_t i = 0; i <= s->small_count; i++) {
+    const uint64_t t = i < s->small_count ? s->small[i].tile.tile_keys : s->tile_keys;
+    if (t * s->small_min_tiles <= max_n) keys = t;
+  }
+  return keys;
+}
+
+static void run_small(harness *h) {
+  static const char *const names[PLACE_COUNT] = {"in place", "apart", "indirect"};
+  const struct {
+    gs_key_type key;
+    bool descending;
+    int payload;
+  } layouts[] = {{GS_KEY_U32, false, 0}, {GS_KEY_U32, false, 1}, {GS_KEY_U32, false, 2}, {GS_KEY_U64, false, 0},
+                 {GS_KEY_U64, false, 2}, {GS_KEY_U32, false, 3}, {GS_KEY_F32, true, 0},  {GS_KEY_I64, true, 1}};
+  const char *const dists[] = {"uniform", "equal", "reversed", "lowbits:16"};
+  const uint64_t sg = h->ctx.dev.subgroup_size;
+  for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
+    const sort_case c = payload_case(layouts[l].key, layouts[l].descending, layouts[l].payload);
+    gs_radix_sort *s;
+    if (harness_sorter(h, &c, &s)) {
+      fprintf(stderr, "no sorter: %s\n", gs_last_error());
+      h->failures++;
+      return;
+    }
+    if (s->small_count == 0) {
+      fprintf(stderr, "no small sorts' tiles for %s keys: set GPUSORT_SORT_SMALL_TILES\n", gs_key_info_of(c.key)->name);
+      h->failures++;
+      return;
+    }
+    /* around the smallest tile, and on both sides of every change of tile */
+    uint64_t sizes[4 + 3 * (GS_SORT_SMALL_TILES + 1)];
+    size_t count = 0;
+    const uint64_t first = s->small[0].tile.tile_keys;
+    sizes[count++] = 1, sizes[count++] = sg + 1, sizes[count++] = first - 1, sizes[count++] = first + 1;
+    for (uint32_t i = 1; i <= s->small_count; i++) {
+      const uint64_t t = i < s->small_count ? s->small[i].tile.tile_keys : s->tile_keys, at = t * s->small_min_tiles;
+      sizes[count++] = at - 1, sizes[count++] = at, sizes[count++] = at + t + 1;
+    }
+    for (int place = 0; place < PLACE_COUNT; place++) {
+      h->place = (placement)place;
+      for (size_t z = 0; z < count; z++) {
+        for (size_t d = 0; d < sizeof dists / sizeof dists[0]; d++) {
+          if (place != PLACE_IN_PLACE && d > 0) break; /* the other placements: uniform keys */
+          gs_dist dist;
+          gs_dist_parse(dists[d], &dist);
+          char label[128];
+          snprintf(label, sizeof label, "small %s %s %s %s %s", names[place], gs_key_info_of(c.key)->name,
+                   payload_names[layouts[l].payload], c.descending ? "descending" : "ascending", dists[d]);
+          const int failures = h->failures;
+          check_case(h, &c, dist, sizes[z], label);
+          if (h->failures != failures) continue;
+          /* the tiles it took: those of its capacity (an indirect sort's is more than n) */
+          const uint64_t want = expected_tile_keys(s, h->max_n), tiles = (sizes[z] + want - 1) / want;
+          h->checks++;
+          if (gs_radix_sort_tile_for(s, h->max_n).tile_keys != want || h->first_pass_tickets != tiles) {
+            fprintf(stderr, "FAIL %s: n=%llu (capacity %llu): %u tiles of %u keys, where %llu tiles of %llu were due\n",
+                    label, (unsigned long long)sizes[z], (unsigned long long)h->max_n, h->first_pass_tickets,
+                    gs_radix_sort_tile_for(s, h->max_n).tile_keys, (unsigned long long)tiles, (unsigned long long)want);
+            h->failures++;
+          }
+        }
+      }
+    }
+  }
+  h->place = PLACE_IN_PLACE;
 }
 
 static void run_types(harness *h) {
@@ -280,6 +356,8 @@ int main(int argc, char **argv) {
     run_placements(&h);
   } else if (strcmp(mode, "segments") == 0) {
     run_segments(&h);
+  } else if (strcmp(mode, "small") == 0) {
+    run_small(&h);
   } else if (strcmp(mode, "validation") == 0) {
     if (!h.ctx.dev.validating) {
       fprintf(stderr, "validation mode needs GPUSORT_VALIDATION=1 and the validation layer "

@@ -134,6 +134,8 @@ static int bench_sorts(const bench_args *o, gpusort_context *ctx) {
       cli_json_number(&j, "copy_command_seconds", r.copy_command_seconds);
       cli_json_number(&j, "histogram_seconds", r.histogram_seconds);
       cli_json_raw(&j, "pass_seconds", passes);
+      cli_json_count(&j, "tile_invocations", r.tile_invocations);
+      cli_json_count(&j, "tile_keys_per_invocation", r.tile_keys_per_invocation);
       cli_json_raw(&j, "checked", r.checked ? "true" : "false");
       cli_json_end(&j);
       if (rc) return cli_library_error(rc);
@@ -144,17 +146,19 @@ static int bench_sorts(const bench_args *o, gpusort_context *ctx) {
         printf("%s keys with %s values (each its index), ", gpusort_type_name(L->key), gpusort_type_name(L->value));
       else
         printf("%s keys, ", gpusort_type_name(L->key));
-      printf("%s%s (seed 1); %s%s; tile %u x %u; median of %llu runs; GPU timestamps\n",
-             o->dist ? "distribution " : "", o->dist ? o->dist : "uniform random", cli_sort_algo_name(r.algo),
-             o->algo == GPUSORT_SORT_AUTO ? " (auto, at the first size)" : "", r.tile_invocations,
-             r.tile_keys_per_invocation, (unsigned long long)o->reps);
-      printf("copy = the keys' bytes copied buffer to buffer by a compute kernel; GB/s counts bytes read + written\n");
-      printf("%12s %10s %10s %10s %11s %10s %8s\n", "n", "sort ms", "Gkeys/s", "copy ms", "copy GB/s", "sort/copy",
-             "checked");
+      printf("%s%s (seed 1); %s%s; median of %llu runs; GPU timestamps\n", o->dist ? "distribution " : "",
+             o->dist ? o->dist : "uniform random", cli_sort_algo_name(r.algo),
+             o->algo == GPUSORT_SORT_AUTO ? " (auto, at the first size)" : "", (unsigned long long)o->reps);
+      printf("copy = the keys' bytes copied buffer to buffer by a compute kernel; GB/s counts bytes read + written;\n"
+             "tile = invocations x keys each (small sorts take smaller tiles)\n");
+      printf("%12s %10s %10s %10s %11s %10s %8s %8s\n", "n", "sort ms", "Gkeys/s", "copy ms", "copy GB/s", "sort/copy",
+             "checked", "tile");
     }
-    printf("%12llu %10.3f %10.3f %10.3f %11.1f %10.2f %8s\n", (unsigned long long)n, r.sort_seconds * 1e3,
+    char tile[32];
+    snprintf(tile, sizeof tile, "%ux%u", r.tile_invocations, r.tile_keys_per_invocation);
+    printf("%12llu %10.3f %10.3f %10.3f %11.1f %10.2f %8s %8s\n", (unsigned long long)n, r.sort_seconds * 1e3,
            (double)n / r.sort_seconds * 1e-9, r.copy_seconds * 1e3, 2.0 * (double)(n * kb) / r.copy_seconds * 1e-9,
-           r.sort_seconds / r.copy_seconds, r.checked ? "ok" : "FAILED");
+           r.sort_seconds / r.copy_seconds, r.checked ? "ok" : "FAILED", tile);
     if (o->common.verbosity >= 2) {
       printf("%12s vkCmdCopyBuffer %.3f ms, %.1f GB/s\n", "", r.copy_command_seconds * 1e3,
              2.0 * (double)(n * kb) / r.copy_command_seconds * 1e-9);

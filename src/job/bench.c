@@ -261,8 +261,9 @@ int gs_bench_sort(gs_context *c, const gs_layout *L, uint64_t n, unsigned reps, 
   result->histogram_seconds = figures[1];
   result->passes = w.passes;
   for (unsigned p = 0; p < w.passes && p < 8; p++) result->pass_seconds[p] = figures[2 + p];
-  result->tile_invocations = w.sorter->workgroup_size;
-  result->tile_keys_per_invocation = w.sorter->keys_per_thread;
+  const gs_radix_sort_tile tile = gs_radix_sort_tile_for(w.sorter, n);
+  result->tile_invocations = tile.workgroup_size;
+  result->tile_keys_per_invocation = tile.keys_per_thread;
   result->algo = (gpusort_sort_algo)config.algo;
   /* the copies move one pass's keys and overwrite the temporary array, not the result */
   const gs_range scratch = w.b.keys.tmp;

@@ -196,10 +196,11 @@ static void report_tile(gs_context *c, const gs_sort_request *r, uint64_t capaci
   report->algo = (gpusort_sort_algo)config.algo;
   gs_radix_sort *s;
   if (gs_context_sorter(c, &config, &s) != GPUSORT_OK) return;
-  report->tile_invocations = s->workgroup_size;
-  report->tile_items_per_invocation = s->keys_per_thread;
-  report->tile_items = s->tile_keys;
-  report->tile_shared_bytes = s->shared_bytes;
+  const gs_radix_sort_tile tile = gs_radix_sort_tile_for(s, capacity);
+  report->tile_invocations = tile.workgroup_size;
+  report->tile_items_per_invocation = tile.keys_per_thread;
+  report->tile_items = tile.tile_keys;
+  report->tile_shared_bytes = tile.shared_bytes;
 }
 
 /* A failed verification writes nothing: say so. */

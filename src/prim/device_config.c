@@ -112,6 +112,15 @@ enum { ANY = 0 };
  * keys, `bench --compact`: select 18.9 to 21.1 ms in 2 against 22.4 to 23.0 in 1, partition 16.7
  * to 18.1 against 20.0 to 20.2). The AMD and Intel rows carry the earlier shapes at 32 lanes,
  * unmeasured (but 32-bit keys with 64-bit values take the pairs' 9 keys, 5 before 0.7.2).
+ * NVIDIA's small sorts take tiles of 256 x 4, 256 x 8 and 512 x 8 keys, each once 128 tiles
+ * fill it (H200, one run, `bench` at 2^14 to 2^22 with GPUSORT_SORT_WORKGROUP and
+ * GPUSORT_SORT_KEYS_PER_THREAD, ms): a pass of few tiles is the serial work of one tile, and
+ * the layouts' tiles of 5000 to 7700 keys leave 2^16 keys 9 to 13 tiles. u32 keys at 2^16
+ * 0.053 in 256 x 4 against 0.066 in 384 x 20, at 2^18 0.061 in 256 x 8 against 0.070, at 2^19
+ * 0.066 in 512 x 8 against 0.073, at 2^20 0.081 against 0.085; u64/u64 pairs at 2^16 0.104
+ * against 0.139, at 2^18 0.129 against 0.151; u32/u32 pairs at 2^16 0.055 against 0.066, u64
+ * keys 0.101 against 0.116. 128 x 8, 128 x 16 and 64 x 16 were slower at every size, 384 x 6
+ * and 384 x 10 within 2% of these.
  * NVIDIA's sort histogram runs in at most 1056 workgroups, as many as an H200 or H100 holds at
  * once (132 multiprocessors x 8 of 256), where others keep 4096; fewer workgroups clear and
  * add up fewer copies of the histograms (H200, two rounds each, same runs, sort ms: u32 keys
@@ -136,6 +145,8 @@ typedef struct {
                           * their keys (radix_onesweep.comp's EARLY_COUNTS) */
   uint32_t hold_values;  /* the layouts whose values wait in shared memory with their keys in
                           * registers (values also wait wherever their keys do) */
+  gs_sort_tile small[GS_SORT_SMALL_TILES]; /* tiles of small sorts, smallest first (none: {0}) */
+  uint32_t small_min_tiles;
   uint32_t scan_workgroup, scan_rows, spin;
   uint32_t histogram_groups; /* 0: 4096 */
   uint64_t submit_keys;
@@ -176,7 +187,8 @@ static const preset presets[] = {
      .hold_keys = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_64), .hold_values = BIT(GS_SORT_PAIRS32_32),
      .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64),
      .scan_workgroup = 512, .scan_rows = 12, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
-     .bitonic_max_keys = 1u << 12, .compact_workgroup = 512, .compact_subtiles = 2, .histogram_groups = 1056},
+     .bitonic_max_keys = 1u << 12, .compact_workgroup = 512, .compact_subtiles = 2, .histogram_groups = 1056,
+     .small = {{256, 4}, {256, 8}, {512, 8}}, .small_min_tiles = 128},
     {.name = "amd", .vendor_id = 0x1002, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512, 9, 5),
      .scan_workgroup = 512, .scan_rows = 8, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true},
     {.name = "intel", .vendor_id = 0x8086, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512, 9, 5),
@@ -239,6 +251,19 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
     t->workgroup_size = k->sort_workgroup ? k->sort_workgroup : workgroup_for(info, c->subgroup_size, p->sort[l].workgroup_size);
     t->keys_per_thread = k->sort_keys_per_thread ? k->sort_keys_per_thread : p->sort[l].keys_per_thread;
   }
+  /* small sorts: the knob's tiles, else none where a knob fixed the tile, else the preset's */
+  if (k->sort_small_tile_count != GS_KNOB_UNSET) {
+    c->sort_small_tile_count = k->sort_small_tile_count;
+    for (uint32_t i = 0; i < c->sort_small_tile_count; i++)
+      c->sort_small_tiles[i] = (gs_sort_tile){k->sort_small_tiles[i][0], k->sort_small_tiles[i][1]};
+    c->sort_small_min_tiles = k->sort_small_min_tiles;
+  } else if (!k->sort_workgroup && !k->sort_keys_per_thread) {
+    for (uint32_t i = 0; i < GS_SORT_SMALL_TILES && p->small[i].keys_per_thread; i++)
+      c->sort_small_tiles[c->sort_small_tile_count++] =
+          (gs_sort_tile){workgroup_for(info, c->subgroup_size, p->small[i].workgroup_size), p->small[i].keys_per_thread};
+    c->sort_small_min_tiles = p->small_min_tiles;
+  }
+  if (!c->sort_small_min_tiles) c->sort_small_min_tiles = 128;
   c->sort_hold_keys = layouts_switched(k->sort_hold_keys, p->hold_keys);
   c->sort_early_counts = layouts_switched(k->sort_early_counts, p->early_counts);
   c->sort_hold_values = layouts_switched(k->sort_hold_values, p->hold_values | c->sort_hold_keys);
@@ -257,7 +282,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   const bool tuned = k->subgroup_size || k->sort_workgroup || k->sort_keys_per_thread || k->scan_workgroup ||
                      k->scan_rows || k->compact_subtiles || k->histogram_groups || k->lookback_spin || k->submit_keys ||
                      k->sort_hold_keys != GS_KNOB_UNSET || k->sort_early_counts != GS_KNOB_UNSET ||
-                     k->sort_hold_values != GS_KNOB_UNSET;
+                     k->sort_hold_values != GS_KNOB_UNSET || k->sort_small_tile_count != GS_KNOB_UNSET;
   snprintf(c->preset, sizeof c->preset, "%s%s", p->name, tuned ? " (tuned by GPUSORT_*)" : "");
 }
 

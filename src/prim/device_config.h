@@ -28,6 +28,7 @@ typedef enum {
 gs_sort_layout gs_sort_layout_of(unsigned key_bytes, unsigned value_bytes);
 
 /* A digit-binning tile (radix_onesweep.comp): invocations x keys each. */
+#define GS_SORT_SMALL_TILES 4 /* tiles of small sorts at most */
 typedef struct {
   uint32_t workgroup_size, keys_per_thread;
 } gs_sort_tile;
@@ -37,6 +38,13 @@ typedef struct {
   uint32_t subgroup_size;           /* pinned for every pipeline */
   gs_sort_tile sort_tiles[GS_SORT_LAYOUTS]; /* per layout (fewer keys where shared memory is short:
                                              * src/prim/radix_sort.c) */
+  /* Tiles for small sorts, smallest first, for every layout (Onesweep only): a sort of n keys
+   * takes the largest of these and the layout's own tile that still leaves it
+   * sort_small_min_tiles tiles, or the smallest of them; so a few keys still spread over the
+   * device, and a tile's serial work is short (src/prim/radix_sort.c). */
+  gs_sort_tile sort_small_tiles[GS_SORT_SMALL_TILES];
+  uint32_t sort_small_tile_count;
+  uint32_t sort_small_min_tiles;
   uint32_t sort_hold_keys;          /* the layouts whose keys wait in shared memory while they are
                                      * ranked (fewer registers, smaller tiles) */
   uint32_t sort_early_counts;       /* the layouts whose tiles publish their digit counts before

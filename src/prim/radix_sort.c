@@ -32,21 +32,15 @@ static uint32_t shared_bytes_for(uint32_t workgroup, uint32_t subgroup, uint32_t
   return 4 * (stage + 5 * GS_RADIX + subgroups + 2);
 }
 
-/* The tile from the device's configuration; fewer keys per invocation where shared memory is
- * short. */
-static int choose_tile(gs_radix_sort *s, const gs_device_config *config) {
+/* A tile of wg x kpt for the sorter's layout and choices, with fewer keys per invocation where
+ * shared memory is short. */
+static int fit_tile(const gs_radix_sort *s, uint32_t wg, uint32_t kpt, gs_radix_sort_tile *t) {
   const gs_device *dev = s->dev;
   const uint32_t sg = dev->subgroup_size;
   const unsigned key = s->info->bytes, value = s->config.value_bytes;
-  const gs_sort_layout layout = gs_sort_layout_of(key, value);
-  const uint32_t wg = config->sort_tiles[layout].workgroup_size;
-  uint32_t kpt = config->sort_tiles[layout].keys_per_thread;
+  const unsigned held_key = s->hold_keys ? key : 0, held_value = s->hold_values ? value : 0;
   /* held values: 32-bit values with 32-bit keys (radix_onesweep.comp's HOLD_VALUES), held and
    * staged beside their keys; otherwise keys and values are staged in turn */
-  s->hold_keys = (config->sort_hold_keys & GS_SORT_LAYOUT_BIT(layout)) != 0;
-  s->early_counts = (config->sort_early_counts & GS_SORT_LAYOUT_BIT(layout)) != 0;
-  s->hold_values = layout == GS_SORT_PAIRS32_32 && (config->sort_hold_values & GS_SORT_LAYOUT_BIT(layout)) != 0;
-  const unsigned held_key = s->hold_keys ? key : 0, held_value = s->hold_values ? value : 0;
   const unsigned item = s->hold_values ? key + value : value > key ? value : key;
   if (wg % sg != 0 || wg > dev->info.max_workgroup_size || wg < 64 || kpt == 0 || kpt > 64)
     return gs_fail(GPUSORT_ERROR_USAGE, "sort tile of %u invocations x %u keys does not suit this device", wg, kpt);
@@ -64,11 +58,48 @@ static int choose_tile(gs_radix_sort *s, const gs_device_config *config) {
   while (kpt > 1 && shared_bytes_for(wg, sg, kpt, held_key, held_value, item) > dev->info.max_shared_bytes) kpt--;
   if (shared_bytes_for(wg, sg, kpt, held_key, held_value, item) > dev->info.max_shared_bytes)
     return gs_fail(GPUSORT_ERROR_NO_DEVICE, "the sort's shared memory does not fit this device");
-  s->workgroup_size = wg;
-  s->keys_per_thread = kpt;
-  s->tile_keys = wg * kpt;
-  s->shared_bytes = shared_bytes_for(wg, sg, kpt, held_key, held_value, item);
+  *t = (gs_radix_sort_tile){wg, kpt, wg * kpt, shared_bytes_for(wg, sg, kpt, held_key, held_value, item)};
   return GPUSORT_OK;
+}
+
+/* The layout's tile and choices from the device's configuration, and for Onesweep the small
+ * sorts' tiles smaller than it (in increasing size). */
+static int choose_tile(gs_radix_sort *s, const gs_device_config *config) {
+  const gs_sort_layout layout = gs_sort_layout_of(s->info->bytes, s->config.value_bytes);
+  s->hold_keys = (config->sort_hold_keys & GS_SORT_LAYOUT_BIT(layout)) != 0;
+  s->early_counts = (config->sort_early_counts & GS_SORT_LAYOUT_BIT(layout)) != 0;
+  s->hold_values = layout == GS_SORT_PAIRS32_32 && (config->sort_hold_values & GS_SORT_LAYOUT_BIT(layout)) != 0;
+  gs_radix_sort_tile t;
+  int rc = fit_tile(s, config->sort_tiles[layout].workgroup_size, config->sort_tiles[layout].keys_per_thread, &t);
+  if (rc) return rc;
+  s->workgroup_size = t.workgroup_size;
+  s->keys_per_thread = t.keys_per_thread;
+  s->tile_keys = t.tile_keys;
+  s->shared_bytes = t.shared_bytes;
+  s->small_min_tiles = config->sort_small_min_tiles ? config->sort_small_min_tiles : 1;
+  if (s->config.algo != GS_SORT_ONESWEEP) return GPUSORT_OK;
+  for (uint32_t i = 0; i < config->sort_small_tile_count && i < GS_SORT_SMALL_TILES; i++) {
+    if ((rc = fit_tile(s, config->sort_small_tiles[i].workgroup_size, config->sort_small_tiles[i].keys_per_thread, &t)))
+      return rc;
+    const uint32_t below = s->small_count ? s->small[s->small_count - 1].tile.tile_keys : 0;
+    if (t.tile_keys > below && t.tile_keys < s->tile_keys) s->small[s->small_count++].tile = t;
+  }
+  return GPUSORT_OK;
+}
+
+/* The small sort's tile an unsegmented Onesweep sort of up to max_n keys takes, or NULL for
+ * the layout's own (gs_radix_sort_tile_for). */
+static const gs_radix_sort_small_tile *small_tile_for(const gs_radix_sort *s, uint64_t max_n) {
+  if (s->small_count == 0 || (uint64_t)s->tile_keys * s->small_min_tiles <= max_n) return NULL;
+  uint32_t i = s->small_count - 1;
+  while (i > 0 && (uint64_t)s->small[i].tile.tile_keys * s->small_min_tiles > max_n) i--;
+  return &s->small[i];
+}
+
+gs_radix_sort_tile gs_radix_sort_tile_for(const gs_radix_sort *s, uint64_t max_n) {
+  const gs_radix_sort_small_tile *small = small_tile_for(s, max_n);
+  if (small) return small->tile;
+  return (gs_radix_sort_tile){s->workgroup_size, s->keys_per_thread, s->tile_keys, s->shared_bytes};
 }
 
 uint64_t gs_radix_sort_max_keys(const gs_device *dev, gs_key_type key, unsigned value_bytes, bool segmented) {
@@ -147,6 +178,20 @@ int gs_radix_sort_create(gs_device *dev, const gs_memops *memops, const gs_devic
                                GS_SPEC_COUNT)))
       return rc;
   }
+  for (uint32_t i = 0; i < s->small_count; i++) {
+    gs_radix_sort_small_tile *t = &s->small[i];
+    uint32_t spec[GS_SPEC_COUNT];
+    memcpy(spec, pass_spec, sizeof spec);
+    spec[GS_SPEC_WORKGROUP_SIZE] = t->tile.workgroup_size;
+    spec[GS_SPEC_TILE_ROWS] = t->tile.keys_per_thread;
+    if ((rc = gs_kernel_create(dev, &t->onesweep, pass_name, sizeof(gs_onesweep_push), spec, GS_SPEC_COUNT)))
+      return rc;
+    if (!s->onesweep_plain.pipeline) continue;
+    spec[GS_SPEC_KEY_KIND] = GS_KEY_KIND_UNSIGNED;
+    spec[GS_SPEC_KEY_DESCENDING] = 0;
+    if ((rc = gs_kernel_create(dev, &t->onesweep_plain, pass_name, sizeof(gs_onesweep_push), spec, GS_SPEC_COUNT)))
+      return rc;
+  }
   if (rts) {
     const gs_scan_config spine = {.input = GS_KEY_U32, .acc = GS_KEY_U32, .op = GS_SCAN_SUM,
                                   .algo = GS_SCAN_REDUCE_THEN_SCAN};
@@ -194,14 +239,32 @@ void gs_radix_sort_destroy(gs_radix_sort *s) {
   gs_kernel_destroy(dev, &s->onesweep_plain_segmented);
   gs_kernel_destroy(dev, &s->next_segment);
   gs_kernel_destroy(dev, &s->upsweep);
+  for (uint32_t i = 0; i < s->small_count; i++) {
+    gs_kernel_destroy(dev, &s->small[i].onesweep);
+    gs_kernel_destroy(dev, &s->small[i].onesweep_plain);
+  }
   gs_scan_destroy(&s->spine);
   gs_bitonic_sort_destroy(&s->bitonic);
   memset(s, 0, sizeof *s);
 }
 
+/* The most tiles of a sort of up to max_n keys in any tile it may take (a smaller tile serves
+ * fewer keys, but may have more tiles than the layout's at max_n). */
+static uint64_t most_tiles(const gs_radix_sort *s, uint64_t max_n) {
+  uint64_t most = tiles_for(s, max_n);
+  for (uint32_t i = 0; i < s->small_count; i++) {
+    /* small tile i serves sorts below the next tile's threshold */
+    const uint64_t next = i + 1 < s->small_count ? s->small[i + 1].tile.tile_keys : s->tile_keys;
+    const uint64_t below = next * s->small_min_tiles - 1, n = max_n < below ? max_n : below;
+    const uint64_t tiles = gs_groups_for(n, s->small[i].tile.tile_keys);
+    if (tiles > most) most = tiles;
+  }
+  return most;
+}
+
 /* Look-back descriptors of one pass: a row of GS_RADIX per tile. */
 static VkDeviceSize lookback_bytes(const gs_radix_sort *s, uint64_t max_n) {
-  return ((VkDeviceSize)tiles_for(s, max_n) + 1) * GS_RADIX * 4;
+  return ((VkDeviceSize)most_tiles(s, max_n) + 1) * GS_RADIX * 4;
 }
 
 /* Reduce-then-scan: a tile table (GS_RADIX rows of a word per tile), 16-byte aligned. */
@@ -252,6 +315,8 @@ typedef struct {
   gs_range control, histograms, lookback[2];
   gs_range table, scanned, spine_state; /* reduce-then-scan */
   bool indirect;
+  const gs_radix_sort_small_tile *small; /* the small sort's tile it takes; NULL: the layout's */
+  uint32_t tile_keys;                    /* keys of the tile it takes */
   uint64_t max_tiles;
   uint64_t segment_keys; /* 0: unsegmented */
 } recording;
@@ -279,7 +344,7 @@ static uint64_t segments_of(const recording *r) {
  * other: one clear); for an indirect sort, the count and dispatch sizes. */
 static int record_start(const recording *r) {
   const gs_radix_sort *s = r->s;
-  const uint64_t tiles = r->indirect ? r->max_tiles : tiles_for(s, r->run->n);
+  const uint64_t tiles = r->indirect ? r->max_tiles : gs_groups_for(r->run->n, r->tile_keys);
   /* reduce-then-scan uses neither histograms nor descriptors: every table entry is written */
   const uint64_t words = s->config.algo == GS_SORT_REDUCE_THEN_SCAN
                              ? STATE_CONTROL_BYTES / 4
@@ -289,7 +354,7 @@ static int record_start(const recording *r) {
   gs_prepare_indirect_push pp = {.count = r->b->count.address,
                                  .control = r->control.address,
                                  .max_n = (uint32_t)r->run->max_n,
-                                 .tile_keys = s->tile_keys,
+                                 .tile_keys = r->tile_keys,
                                  .histogram_keys_per_group = s->histogram_workgroup_size * HISTOGRAM_TILE_ROWS,
                                  .histogram_max_groups = s->histogram_max_groups,
                                  .max_groups_x = s->dev->max_groups_x};
@@ -330,11 +395,12 @@ static int record_histograms(recording *r, unsigned passes, unsigned last_bits) 
 }
 
 /* The digit-binning kernel of a pass: `plain` ones for passes that neither map nor unmap keys
- * (same interface), segmented ones for segmented sorts. */
+ * (same interface), segmented ones for segmented sorts, a small sort's tile's for small sorts. */
 static const gs_kernel *pass_kernel(const recording *r, uint32_t flags) {
   const gs_radix_sort *s = r->s;
   const bool plain = !(flags & (GS_SORT_FIRST_PASS | GS_SORT_LAST_PASS)) && s->onesweep_plain.pipeline;
   if (r->segment_keys) return plain ? &s->onesweep_plain_segmented : &s->onesweep_segmented;
+  if (r->small) return plain ? &r->small->onesweep_plain : &r->small->onesweep;
   return plain ? &s->onesweep_plain : &s->onesweep;
 }
 
@@ -347,7 +413,7 @@ static int record_pass(recording *r, const gs_onesweep_push *pass) {
     gs_kernel_dispatch_indirect(r->cb, k, pass, control_field(r, offsetof(gs_sort_control, onesweep_dispatch), 12));
     return GPUSORT_OK;
   }
-  if (!r->segment_keys) return gs_kernel_dispatch(s->dev, r->cb, k, pass, tiles_for(s, r->run->n));
+  if (!r->segment_keys) return gs_kernel_dispatch(s->dev, r->cb, k, pass, gs_groups_for(r->run->n, r->tile_keys));
   const unsigned kb = s->info->bytes, vb = s->config.value_bytes;
   const uint64_t segments = segments_of(r), row = GS_RADIX * 4;
   int rc = GPUSORT_OK;
@@ -511,13 +577,15 @@ int gs_radix_sort_record(const gs_radix_sort *s, VkCommandBuffer cb, const gs_ra
   if (!indirect && run->n > run->max_n)
     return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: %llu keys exceed the sort's capacity",
                    (unsigned long long)run->n);
-  recording r = {.s = s, .cb = cb, .run = run, .b = b, .indirect = indirect, .max_tiles = tiles_for(s, run->max_n)};
+  recording r = {.s = s, .cb = cb, .run = run, .b = b, .indirect = indirect, .tile_keys = s->tile_keys};
   if (s->config.algo == GS_SORT_BITONIC) {
     gs_cmd_barrier(r.cb); /* after earlier work on the same arrays */
     if (ts) gs_timestamps_write(r.cb, ts, 0);
     return record_bitonic(&r, passes, ts);
   }
   if ((rc = plan_segments(s, run, indirect, &r.segment_keys))) return rc;
+  if (!r.segment_keys && (r.small = small_tile_for(s, run->max_n))) r.tile_keys = r.small->tile.tile_keys;
+  r.max_tiles = gs_groups_for(run->max_n, r.tile_keys);
   const bool rts = s->config.algo == GS_SORT_REDUCE_THEN_SCAN;
   r.control = gs_subrange(b->state, 0, STATE_CONTROL_BYTES);
   r.histograms = gs_subrange(b->state, STATE_CONTROL_BYTES, STATE_HISTOGRAM_BYTES);
@@ -560,7 +628,7 @@ int gs_radix_sort_record(const gs_radix_sort *s, VkCommandBuffer cb, const gs_ra
                            .lookback_next = r.lookback[(p + 1) % 2].address,
                            .control = r.control.address,
                            .n = (uint32_t)run->n,
-                           .tiles = tiles_for(s, run->n),
+                           .tiles = gs_groups_for(run->n, r.tile_keys),
                            .shift = begin_bit + 8 * p,
                            .bits = p + 1 == passes ? last_bits : 8,
                            .pass = p,

@@ -49,6 +49,18 @@ typedef struct {
   gs_sort_algo algo; /* not GS_SORT_AUTO: gs_sort_algo_for decides */
 } gs_radix_sort_config;
 
+/* A digit-binning tile: invocations x keys each, and its shared memory. */
+typedef struct {
+  uint32_t workgroup_size, keys_per_thread, tile_keys, shared_bytes;
+} gs_radix_sort_tile;
+
+/* A small sort's tile (gs_device_config's sort_small_tiles) and its digit-binning kernels (as
+ * gs_radix_sort's onesweep and onesweep_plain). */
+typedef struct {
+  gs_radix_sort_tile tile;
+  gs_kernel onesweep, onesweep_plain;
+} gs_radix_sort_small_tile;
+
 typedef struct {
   gs_device *dev;
   const gs_memops *memops;
@@ -71,6 +83,10 @@ typedef struct {
   gs_kernel onesweep_segmented, onesweep_plain_segmented, next_segment;
   bool segments_enabled;
   uint32_t kpt_spec[GS_SPEC_COUNT]; /* the digit-binning pipelines' specialization constants */
+  /* Onesweep's tiles for small sorts, smallest first, each smaller than the layout's tile;
+   * unsegmented Onesweep sorts take one by their capacity (gs_radix_sort_tile_for). */
+  gs_radix_sort_small_tile small[GS_SORT_SMALL_TILES];
+  uint32_t small_count, small_min_tiles;
   gs_bitonic_sort bitonic; /* GS_SORT_BITONIC */
 } gs_radix_sort;
 
@@ -124,6 +140,11 @@ int gs_radix_sort_enable_segments(gs_radix_sort *s);
 int gs_radix_sort_create(gs_device *dev, const gs_memops *memops, const gs_device_config *config,
                          const gs_radix_sort_config *sort_config, gs_radix_sort *s);
 void gs_radix_sort_destroy(gs_radix_sort *s);
+
+/* The tile an unsegmented sort of up to max_n keys runs in: the largest of the small sorts'
+ * tiles and the layout's own that leaves at least small_min_tiles tiles, or the smallest of
+ * them (the layout's own for reduce-then-scan, bitonic and segmented sorts). */
+gs_radix_sort_tile gs_radix_sort_tile_for(const gs_radix_sort *s, uint64_t max_n);
 
 /* Bytes of the state block for sorts of up to max_n keys (16-byte aligned). */
 VkDeviceSize gs_radix_sort_state_bytes(const gs_radix_sort *s, uint64_t max_n);

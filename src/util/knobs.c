@@ -36,6 +36,47 @@ static uint32_t switch_knob(const char *name) {
   return v && *v ? strcmp(v, "0") != 0 : GS_KNOB_UNSET;
 }
 
+/* GPUSORT_SORT_SMALL_TILES: "0" (none), or up to GS_KNOB_SMALL_TILES shapes "WxK" separated
+ * by commas, then optionally "@T"; anything else leaves the knob unset. */
+static void small_tiles_knob(const char *name) {
+  knobs.sort_small_tile_count = GS_KNOB_UNSET;
+  knobs.sort_small_min_tiles = 0;
+  const char *v = getenv(name);
+  if (!v || !*v) return;
+  if (strcmp(v, "0") == 0) {
+    knobs.sort_small_tile_count = 0;
+    return;
+  }
+  uint32_t count = 0, min_tiles = 0;
+  const char *at = v;
+  for (;;) {
+    char *end;
+    const unsigned long w = strtoul(at, &end, 10);
+    if (end == at || *end != 'x') return;
+    at = end + 1;
+    const unsigned long k = strtoul(at, &end, 10);
+    if (end == at || w == 0 || k == 0 || w > 4096 || k > 64 || count == GS_KNOB_SMALL_TILES) return;
+    knobs.sort_small_tiles[count][0] = (uint32_t)w;
+    knobs.sort_small_tiles[count][1] = (uint32_t)k;
+    count++;
+    at = end;
+    if (*at == ',') {
+      at++;
+      continue;
+    }
+    if (*at == '@') {
+      const unsigned long t = strtoul(at + 1, &end, 10);
+      if (end == at + 1 || *end || t == 0 || t > 1u << 20) return;
+      min_tiles = (uint32_t)t;
+    } else if (*at) {
+      return;
+    }
+    break;
+  }
+  knobs.sort_small_tile_count = count;
+  knobs.sort_small_min_tiles = min_tiles;
+}
+
 static void read_knobs(void) {
   knobs.subgroup_size = number32("GPUSORT_SUBGROUP_SIZE");
   knobs.sort_workgroup = number32("GPUSORT_SORT_WORKGROUP");
@@ -48,6 +89,7 @@ static void read_knobs(void) {
   knobs.sort_hold_keys = switch_knob("GPUSORT_SORT_HOLD_KEYS");
   knobs.sort_early_counts = switch_knob("GPUSORT_SORT_EARLY_COUNTS");
   knobs.sort_hold_values = switch_knob("GPUSORT_SORT_HOLD_VALUES");
+  small_tiles_knob("GPUSORT_SORT_SMALL_TILES");
   knobs.submit_keys = number("GPUSORT_SUBMIT_KEYS");
   knobs.threads = number32("GPUSORT_THREADS");
   knobs.chunk_bytes = number("GPUSORT_CHUNK_BYTES");

@@ -13,6 +13,7 @@
 typedef enum { GS_GATHER_AUTO, GS_GATHER_HOST, GS_GATHER_GPU } gs_gather_choice;
 
 #define GS_KNOB_UNSET UINT32_MAX /* a knob left to the device's configuration */
+#define GS_KNOB_SMALL_TILES 4    /* small-sort tiles a knob gives at most */
 
 typedef struct {
   /* Tuning: override the device's configuration (src/prim/device_config.c). */
@@ -27,6 +28,12 @@ typedef struct {
   uint32_t sort_hold_keys;       /* GPUSORT_SORT_HOLD_KEYS=0|1, else GS_KNOB_UNSET */
   uint32_t sort_early_counts;    /* GPUSORT_SORT_EARLY_COUNTS=0|1, else GS_KNOB_UNSET */
   uint32_t sort_hold_values;     /* GPUSORT_SORT_HOLD_VALUES=0|1, else GS_KNOB_UNSET */
+  /* GPUSORT_SORT_SMALL_TILES=WxK[,WxK...][@T]: the tiles of small sorts, smallest first, and
+   * how many tiles a sort must fill to take the next larger one (T, default 128); "0": none.
+   * small_tile_count: GS_KNOB_UNSET when unset (the device's configuration), 0 for none. */
+  uint32_t sort_small_tile_count;
+  uint32_t sort_small_tiles[GS_KNOB_SMALL_TILES][2]; /* invocations, keys per invocation */
+  uint32_t sort_small_min_tiles;
   uint64_t submit_keys;          /* GPUSORT_SUBMIT_KEYS: keys per submission of a sort pass (segments) */
   uint32_t threads;              /* GPUSORT_THREADS: host worker threads */
   uint64_t chunk_bytes;          /* GPUSORT_CHUNK_BYTES: staging slot size */
