@@ -275,6 +275,8 @@ typedef enum gpusort_device_type {
 /* "discrete", "integrated", "virtual", "cpu" or "other". */
 GPUSORT_API const char *gpusort_device_type_name(gpusort_device_type type);
 
+#define GPUSORT_SMALL_SORT_TILES 4 /* small sorts' tiles a device's configuration has at most */
+
 typedef struct gpusort_device_info {
   uint32_t struct_size;
   uint32_t index;          /* as `device` in gpusort_context_params takes it */
@@ -328,6 +330,13 @@ typedef struct gpusort_device_info {
   uint32_t compact_subtiles;              /* select's and partition's sub-tiles under one
                                              look-back, fewer where shared memory is short
                                              (since 0.7.11) */
+  /* Small sorts' tiles (since 0.7.23): Onesweep sorts of few keys take smaller tiles, so that
+   * they still spread over the device: a sort of n keys takes the largest of these and its
+   * layout's own tile of which sort_small_min_tiles fit in n, else the smallest of these. */
+  uint32_t sort_small_tile_count;         /* 0 to GPUSORT_SMALL_SORT_TILES */
+  uint32_t sort_small_workgroup_size[GPUSORT_SMALL_SORT_TILES];    /* invocations, smallest tile first */
+  uint32_t sort_small_keys_per_invocation[GPUSORT_SMALL_SORT_TILES]; /* ... x keys each */
+  uint32_t sort_small_min_tiles;
 } gpusort_device_info;
 
 #define GPUSORT_DEVICE_INFO_INIT GPUSORT_OUTPUT_INIT_(gpusort_device_info)

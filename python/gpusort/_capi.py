@@ -106,6 +106,10 @@ class DeviceInfo(ctypes.Structure):
         ("sort_workgroup_size_wide_pairs", ctypes.c_uint32),
         ("compact_workgroup_size", ctypes.c_uint32),
         ("compact_subtiles", ctypes.c_uint32),
+        ("sort_small_tile_count", ctypes.c_uint32),
+        ("sort_small_workgroup_size", ctypes.c_uint32 * 4),
+        ("sort_small_keys_per_invocation", ctypes.c_uint32 * 4),
+        ("sort_small_min_tiles", ctypes.c_uint32),
     ]
 
 
@@ -169,7 +173,7 @@ C_NAMES = {
 ABI_SIZES = {
     "gpusort_layout": 48,
     "gpusort_context_params": 56,
-    "gpusort_device_info": 1200,
+    "gpusort_device_info": 1240,
     "gpusort_sort_options": 20,
     "gpusort_scan_options": 24,
     "gpusort_report": 352,
