@@ -331,8 +331,9 @@ typedef struct gpusort_device_info {
                                              look-back, fewer where shared memory is short
                                              (since 0.7.11) */
   /* Small sorts' tiles (since 0.7.23): Onesweep sorts of few keys take smaller tiles, so that
-   * they still spread over the device: a sort of n keys takes the largest of these and its
-   * layout's own tile of which sort_small_min_tiles fit in n, else the smallest of these. */
+   * they still spread over the device: a sort of capacity n takes, of those of these smaller
+   * than its layout's own tile and that tile, the largest of which sort_small_min_tiles fit in
+   * n, else the smallest. */
   uint32_t sort_small_tile_count;         /* 0 to GPUSORT_SMALL_SORT_TILES */
   uint32_t sort_small_workgroup_size[GPUSORT_SMALL_SORT_TILES];    /* invocations, smallest tile first */
   uint32_t sort_small_keys_per_invocation[GPUSORT_SMALL_SORT_TILES]; /* ... x keys each */

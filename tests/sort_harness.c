@@ -142,7 +142,8 @@ int harness_gpu_sort(harness *h, const sort_case *c, const void *keys, const voi
   int rc = sorter_for(h, c->key, c->descending, vb, &s);
   if (rc) return rc;
   /* an indirect sort's arrays and state are sized for more than it sorts */
-  const uint64_t max_n = h->place == PLACE_INDIRECT ? n + 2 * s->tile_keys + 5 : n;
+  const uint64_t slack = h->indirect_slack ? h->indirect_slack : 2 * s->tile_keys + 5;
+  const uint64_t max_n = h->place == PLACE_INDIRECT ? n + slack : n;
   h->max_n = max_n;
   sort_buffers buffers = {0};
   gs_stager up = {0}, down = {0};

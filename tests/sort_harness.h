@@ -38,6 +38,7 @@ typedef struct {
   unsigned skipped_passes; /* them it skipped, as its tickets' marks show (radix_scan_histograms) */
   uint32_t first_pass_tickets; /* and the tickets its first pass's workgroups took (its tiles) */
   uint64_t max_n;              /* the capacity the last sort was recorded for */
+  uint64_t indirect_slack;     /* keys an indirect sort's arrays hold past n (0: 2 tiles + 5) */
   int failures, checks;
 } harness;
 
@@ -46,7 +47,8 @@ void harness_close(harness *h);
 
 /* The sorter for a case's key type, direction and value size (cached by the context). */
 int harness_sorter(harness *h, const sort_case *c, gs_radix_sort **s);
-/* The tile size the sorter uses for this key type and value size on this device. */
+/* The keys of the layout's own tile for this key type and value size on this device (the one
+ * sorts of many keys take; small sorts may take smaller ones). */
 uint32_t harness_tile_keys(harness *h, gs_key_type key, unsigned value_bytes);
 
 /* The most workgroups the sorter's histogram pass runs in (0: no sorter). */

@@ -78,6 +78,20 @@ static uint64_t expected_tile_keys(const gs_radix_sort *s, uint64_t max_n) {
   return keys;
 }
 
+/* The knob's tiles smaller than `tile` keys (its shapes "WxK", before any "@T"). */
+static uint32_t knob_tiles_below(uint64_t tile) {
+  const char *v = getenv("GPUSORT_SORT_SMALL_TILES");
+  uint32_t count = 0;
+  unsigned w, k;
+  int used;
+  while (v && sscanf(v, "%ux%u%n", &w, &k, &used) == 2) {
+    if ((uint64_t)w * k < tile) count++;
+    if (v[used] != ',') break;
+    v += used + 1;
+  }
+  return count;
+}
+
 static void run_small(harness *h) {
   static const char *const names[PLACE_COUNT] = {"in place", "apart", "indirect"};
   const struct {
@@ -101,15 +115,36 @@ static void run_small(harness *h) {
       h->failures++;
       return;
     }
-    /* around the smallest tile, and on both sides of every change of tile */
-    uint64_t sizes[4 + 3 * (GS_SORT_SMALL_TILES + 1)];
+    /* every tile the knob gives below the layout's own reached the sorter */
+    h->checks++;
+    if (getenv("GPUSORT_SORT_SMALL_TILES") && s->small_count != knob_tiles_below(s->tile_keys)) {
+      fprintf(stderr, "FAIL %s keys: the sorter has %u small tiles, the knob %u\n", gs_key_info_of(c.key)->name,
+              s->small_count, knob_tiles_below(s->tile_keys));
+      h->failures++;
+    }
+    /* a state sized for a capacity serves every smaller one: it never shrinks as capacity grows */
+    h->checks++;
+    const uint64_t last = 2 * (uint64_t)s->tile_keys * s->small_min_tiles;
+    for (uint64_t m = 2; m <= last; m++) {
+      if (gs_radix_sort_state_bytes(s, m) < gs_radix_sort_state_bytes(s, m - 1)) {
+        fprintf(stderr, "FAIL %s keys: the state for %llu keys is smaller than for %llu\n", gs_key_info_of(c.key)->name,
+                (unsigned long long)m, (unsigned long long)m - 1);
+        h->failures++;
+        break;
+      }
+    }
+    /* around the smallest tile, and on both sides of every change of tile (an indirect sort's
+     * capacity is 3 more: at - 4 is then just below the change) */
+    uint64_t sizes[5 + 4 * (GS_SORT_SMALL_TILES + 1)];
     size_t count = 0;
     const uint64_t first = s->small[0].tile.tile_keys;
-    sizes[count++] = 1, sizes[count++] = sg + 1, sizes[count++] = first - 1, sizes[count++] = first + 1;
+    sizes[count++] = 1, sizes[count++] = sg + 1, sizes[count++] = first - 1, sizes[count++] = first,
+    sizes[count++] = first + 1;
     for (uint32_t i = 1; i <= s->small_count; i++) {
       const uint64_t t = i < s->small_count ? s->small[i].tile.tile_keys : s->tile_keys, at = t * s->small_min_tiles;
-      sizes[count++] = at - 1, sizes[count++] = at, sizes[count++] = at + t + 1;
+      sizes[count++] = at - 4, sizes[count++] = at - 1, sizes[count++] = at, sizes[count++] = at + t + 1;
     }
+    h->indirect_slack = 3;
     for (int place = 0; place < PLACE_COUNT; place++) {
       h->place = (placement)place;
       for (size_t z = 0; z < count; z++) {
@@ -137,6 +172,7 @@ static void run_small(harness *h) {
     }
   }
   h->place = PLACE_IN_PLACE;
+  h->indirect_slack = 0;
 }
 
 static void run_types(harness *h) {

@@ -38,9 +38,9 @@ typedef struct {
   uint32_t subgroup_size;           /* pinned for every pipeline */
   gs_sort_tile sort_tiles[GS_SORT_LAYOUTS]; /* per layout (fewer keys where shared memory is short:
                                              * src/prim/radix_sort.c) */
-  /* Tiles for small sorts, smallest first, for every layout (Onesweep only): a sort of n keys
-   * takes the largest of these and the layout's own tile that still leaves it
-   * sort_small_min_tiles tiles, or the smallest of them; so a few keys still spread over the
+  /* Tiles for small sorts, smallest first, for every layout (Onesweep only): a sort of capacity
+   * n takes, of those smaller than its layout's own tile and that tile, the largest that still
+   * leaves it sort_small_min_tiles tiles, or the smallest; so a few keys still spread over the
    * device, and a tile's serial work is short (src/prim/radix_sort.c). */
   gs_sort_tile sort_small_tiles[GS_SORT_SMALL_TILES];
   uint32_t sort_small_tile_count;
