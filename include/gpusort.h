@@ -338,6 +338,10 @@ typedef struct gpusort_device_info {
   uint32_t sort_small_workgroup_size[GPUSORT_SMALL_SORT_TILES];    /* invocations, smallest tile first */
   uint32_t sort_small_keys_per_invocation[GPUSORT_SMALL_SORT_TILES]; /* ... x keys each */
   uint32_t sort_small_min_tiles;
+  /* Small look-back scans' tiles (since 0.7.23): scans of fewer elements than
+   * scan_small_min_tiles of their tiles take tiles of scan_small_rows rows (0: none). */
+  uint32_t scan_small_rows;
+  uint32_t scan_small_min_tiles;
 } gpusort_device_info;
 
 #define GPUSORT_DEVICE_INFO_INIT GPUSORT_OUTPUT_INIT_(gpusort_device_info)

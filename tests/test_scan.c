@@ -13,6 +13,9 @@
  *   test_scan references    the benchmark's textbook scans (Hillis-Steele, Blelloch over global
  *                           and shared memory, subgroup-blocked), inclusive and exclusive
  *   test_scan reduce        reductions of every type and operator over boundary sizes
+ *   test_scan small         small look-back scans' tiles (run with GPUSORT_SCAN_SMALL_ROWS where
+ *                           the device's preset has none): sizes around the small tile and the
+ *                           change of tile, each scan checked for the tiles it took
  *   test_scan chunks        scans and reductions of arrays larger than a chunk, in chunks that
  *                           carry the combination of the earlier ones (as files of any size
  *                           are scanned): every type, operator, direction and algorithm
@@ -35,6 +38,7 @@ typedef struct {
   gs_context ctx;
   gs_device *dev;
   uint64_t chunk; /* non-zero: scan through the scan engine in chunks of this many elements */
+  uint32_t tickets; /* the tiles the last look-back scan took (not in chunks) */
   int failures, checks;
 } tester;
 
@@ -136,7 +140,7 @@ static int scan_in_chunks(tester *t, const gs_scan_config *c, const unsigned cha
     if (n == 0) break;
   }
   if (!rc && c->reduce_only) gs_scan_engine_value(&e, out);
-  if (!rc) *tile = e.scan->tile;
+  if (!rc) *tile = gs_scan_tile_for(e.scan, e.capacity);
   gs_scan_engine_free(&e);
   return rc;
 }
@@ -170,7 +174,14 @@ static int scan_on_gpu(tester *t, const gs_scan_config *c, const void *input, ui
     copy_sink sink = {out, acc};
     rc = gs_download_fields(&down, &f, 1, results, sink_copy, &sink, &stats);
   }
-  if (!rc) *tile = s->tile;
+  if (!rc) *tile = gs_scan_tile_for(s, n);
+  /* the tiles it took: the tickets its workgroups drew (a look-back scan's first state word) */
+  t->tickets = 0;
+  if (!rc && c->algo == GS_SCAN_LOOKBACK && !c->reduce_only && n) {
+    gs_field f = {gs_buffer_range(&state), 0, 4};
+    copy_sink sink = {(unsigned char *)&t->tickets, 4};
+    rc = gs_download_fields(&down, &f, 1, 1, sink_copy, &sink, &stats);
+  }
   gs_submission_destroy(t->dev, &sub);
   gs_stager_destroy(&up);
   gs_stager_destroy(&down);
@@ -493,6 +504,48 @@ int main(int argc, char **argv) {
     gs_scan_reference_destroy(&r);
     free(input);
     free(got);
+  } else if (strcmp(mode, "small") == 0) {
+    /* packed and split descriptors, a widened accumulator, floats, min and max */
+    const gs_scan_config configs[] = {
+        {.input = GS_KEY_U32, .acc = GS_KEY_U32, .op = GS_SCAN_SUM},
+        {.input = GS_KEY_F32, .acc = GS_KEY_F32, .op = GS_SCAN_SUM, .inclusive = true},
+        {.input = GS_KEY_U64, .acc = GS_KEY_U64, .op = GS_SCAN_SUM},
+        {.input = GS_KEY_U32, .acc = GS_KEY_U64, .op = GS_SCAN_SUM, .inclusive = true},
+        {.input = GS_KEY_I32, .acc = GS_KEY_I32, .op = GS_SCAN_MAX},
+        {.input = GS_KEY_F64, .acc = GS_KEY_F64, .op = GS_SCAN_MIN, .inclusive = true}};
+    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
+      const gs_scan_config c = configs[i]; /* (look-back: the algorithm 0) */
+      const gs_scan *s;
+      if (gs_context_scan(&t.ctx, &c, &s) || s->small_rows == 0) {
+        fprintf(stderr, "FAIL: no small scans' tile for %s: set GPUSORT_SCAN_SMALL_ROWS\n", gs_key_info_of(c.input)->name);
+        t.failures++;
+        break;
+      }
+      const uint64_t small = s->small_tile, at = (uint64_t)s->tile * s->small_min_tiles;
+      const uint64_t sizes[] = {1, sg + 1, small - 1, small, small + 1, 3 * small + 5, at - 1, at, at + s->tile + 1};
+      for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        const int failures = t.failures;
+        run_config(&t, c, false, &sizes[z], 1);
+        if (t.failures != failures) continue;
+        const uint64_t want = sizes[z] < at ? small : s->tile, tiles = (sizes[z] + want - 1) / want;
+        t.checks++;
+        if (gs_scan_tile_for(s, sizes[z]) != want || t.tickets != tiles) {
+          fprintf(stderr, "FAIL small %s n=%llu: %u tiles of %u, where %llu of %llu were due\n",
+                  gs_key_info_of(c.input)->name, (unsigned long long)sizes[z], t.tickets, gs_scan_tile_for(s, sizes[z]),
+                  (unsigned long long)tiles, (unsigned long long)want);
+          t.failures++;
+        }
+      }
+      /* a state sized for a capacity serves every smaller one */
+      t.checks++;
+      for (uint64_t m = 2; m <= 2 * at; m++)
+        if (gs_scan_state_bytes(s, m) < gs_scan_state_bytes(s, m - 1)) {
+          fprintf(stderr, "FAIL small %s: the state for %llu elements is smaller than for %llu\n",
+                  gs_key_info_of(c.input)->name, (unsigned long long)m, (unsigned long long)m - 1);
+          t.failures++;
+          break;
+        }
+    }
   } else {
     fprintf(stderr, "unknown mode %s\n", mode);
     return 2;

@@ -110,6 +110,8 @@ class DeviceInfo(ctypes.Structure):
         ("sort_small_workgroup_size", ctypes.c_uint32 * 4),
         ("sort_small_keys_per_invocation", ctypes.c_uint32 * 4),
         ("sort_small_min_tiles", ctypes.c_uint32),
+        ("scan_small_rows", ctypes.c_uint32),
+        ("scan_small_min_tiles", ctypes.c_uint32),
     ]
 
 
@@ -173,7 +175,7 @@ C_NAMES = {
 ABI_SIZES = {
     "gpusort_layout": 48,
     "gpusort_context_params": 56,
-    "gpusort_device_info": 1240,
+    "gpusort_device_info": 1248,
     "gpusort_sort_options": 20,
     "gpusort_scan_options": 24,
     "gpusort_report": 352,

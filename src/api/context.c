@@ -14,11 +14,11 @@
 GS_API_SIZE(gpusort_layout, 48);
 GS_API_SIZE(gpusort_key_part, 16);
 GS_API_SIZE(gpusort_context_params, 56);
-GS_API_SIZE(gpusort_device_info, 1240); /* 1176 until 0.7.8 (the narrow pairs' sort tile), 1184
+GS_API_SIZE(gpusort_device_info, 1248); /* 1176 until 0.7.8 (the narrow pairs' sort tile), 1184
                                            until 0.7.9 (the 64-bit values' workgroup; 0.7.10's
                                            64-bit pairs' workgroup took its padding), 1192 until
                                            0.7.10 (the look-back family's tiles), 1200 until
-                                           0.7.22 (small sorts' tiles) */
+                                           0.7.22 (small sorts' and scans' tiles) */
 GS_API_SIZE(gpusort_sort_options, 20);
 GS_API_SIZE(gpusort_scan_options, 24);
 GS_API_SIZE(gpusort_report, 352); /* 344 until 0.6: element_type and result_type added */
@@ -214,6 +214,8 @@ static void describe(const gs_device_info *d, bool is_default, gpusort_device_in
     out->sort_small_keys_per_invocation[i] = config.sort_small_tiles[i].keys_per_thread;
   }
   out->sort_small_min_tiles = config.sort_small_min_tiles;
+  out->scan_small_rows = config.scan_small_rows;
+  out->scan_small_min_tiles = config.scan_small_min_tiles;
 }
 
 int gpusort_list_devices(gpusort_device_info *infos, uint32_t capacity, uint32_t *count) {

@@ -176,6 +176,7 @@ static int bench_sorts(const bench_args *o, gpusort_context *ctx) {
 /* Named timings beside the copy: the scans (--scan-algos) or the look-back family (--compact). */
 static int bench_named(const bench_args *o, gpusort_context *ctx) {
   int rc = GPUSORT_OK, ran = 0;
+  uint32_t tile = 0; /* the look-back tile of the size before */
   for (unsigned i = 0; i < o->nsizes; i++) {
     const uint64_t n = o->sizes[i];
     gpusort_bench_scan_result r = GPUSORT_BENCH_SCAN_RESULT_INIT;
@@ -198,6 +199,7 @@ static int bench_named(const bench_args *o, gpusort_context *ctx) {
       cli_json_count(&j, "records", n);
       cli_json_count(&j, "bytes", 4 * n);
       cli_json_count(&j, "reps", o->reps);
+      cli_json_count(&j, "lookback_tile", r.lookback_tile);
       cli_json_number(&j, "copy_seconds", r.copy_seconds);
       cli_json_raw(&j, o->compact ? "compactions" : "scans", algos);
       cli_json_end(&j);
@@ -211,11 +213,14 @@ static int bench_named(const bench_args *o, gpusort_context *ctx) {
              "kernel\n",
              r.lookback_tile, (unsigned long long)o->reps);
     else if (ran == 1)
-      printf("u32 exclusive sums of uniform random keys (seed 1); look-back tile %u; median of %llu runs; GPU "
-             "timestamps\nGB/s counts 4 bytes read and 4 written per element; copy = the same bytes copied by a "
-             "compute kernel\n",
+      printf("u32 exclusive sums of uniform random keys (seed 1); look-back tile %u (small scans take smaller "
+             "tiles); median of %llu runs;\nGPU timestamps; GB/s counts 4 bytes read and 4 written per element; "
+             "copy = the same bytes copied by a compute kernel\n",
              r.lookback_tile, (unsigned long long)o->reps);
     if (ran == 1) printf("%12s  %-30s %10s %10s %8s %8s\n", "n", "algorithm", "ms", "GB/s", "of copy", "checked");
+    else if (!o->compact && r.lookback_tile != tile)
+      printf("%12s  look-back tile %u from here\n", "", r.lookback_tile);
+    tile = r.lookback_tile;
     const double bytes = 8.0 * (double)n;
     printf("%12llu  %-30s %10.3f %10.1f %7.1f%%\n", (unsigned long long)n, "copy (compute kernel)",
            r.copy_seconds * 1e3, bytes / r.copy_seconds * 1e-9, 100.0);

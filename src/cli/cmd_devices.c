@@ -19,11 +19,15 @@ static void print_configuration(const gpusort_device_info *d) {
          d->sort_workgroup_size_wide, d->sort_keys_per_invocation_wide, d->sort_workgroup_size_wide_pairs,
          d->sort_keys_per_invocation_wide_pairs, d->scan_workgroup_size, d->scan_rows, d->compact_workgroup_size,
          d->compact_subtiles, d->lookback_spin_limit);
-  if (d->sort_small_tile_count == 0) return;
-  printf("        small sorts: tiles of");
-  for (uint32_t i = 0; i < d->sort_small_tile_count && i < GPUSORT_SMALL_SORT_TILES; i++)
-    printf("%s %u x %u", i ? "," : "", d->sort_small_workgroup_size[i], d->sort_small_keys_per_invocation[i]);
-  printf(" keys, each taken by sorts of at least %u such tiles (Onesweep)\n", d->sort_small_min_tiles);
+  if (d->sort_small_tile_count) {
+    printf("        small sorts: tiles of");
+    for (uint32_t i = 0; i < d->sort_small_tile_count && i < GPUSORT_SMALL_SORT_TILES; i++)
+      printf("%s %u x %u", i ? "," : "", d->sort_small_workgroup_size[i], d->sort_small_keys_per_invocation[i]);
+    printf(" keys, each taken by sorts of at least %u such tiles (Onesweep)\n", d->sort_small_min_tiles);
+  }
+  if (d->scan_small_rows)
+    printf("        small scans: tiles of %u rows, taken by look-back scans of fewer elements than %u of their own "
+           "tiles\n", d->scan_small_rows, d->scan_small_min_tiles);
 }
 
 int cli_devices(int argc, char **argv) {

@@ -377,7 +377,7 @@ int gs_bench_scans(gs_context *c, uint64_t n, unsigned reps, gpusort_bench_scan_
   if (!rc)
     rc = time_copy(c, gs_buffer_range(&refs.input), gs_buffer_range(&refs.output), n, false, reps,
                    &result->copy_seconds);
-  result->lookback_tile = scans[0] && !rc ? scans[0]->tile : 0;
+  result->lookback_tile = scans[0] && !rc ? gs_scan_tile_for(scans[0], n) : 0;
   for (int a = -2; a < GS_REFSCAN_COUNT && !rc; a++) {
     scan_work w = {.scan = a < 0 ? scans[a + 2] : NULL,
                    .state = a < 0 ? gs_buffer_range(&state[a + 2]) : (gs_range){0},

@@ -451,9 +451,10 @@ static void report_scan(const gs_scan_engine *e, gpusort_stage gpu_stage, gpusor
   s[GPUSORT_STAGE_DOWNLOAD] += e->download;
   s[GPUSORT_STAGE_WRITE] += e->write;
   if (e->scan) {
+    const uint32_t tile = gs_scan_tile_for(e->scan, e->capacity);
     report->tile_invocations = e->scan->workgroup_size;
-    report->tile_items_per_invocation = e->scan->tile / e->scan->workgroup_size;
-    report->tile_items = e->scan->tile;
+    report->tile_items_per_invocation = tile / e->scan->workgroup_size;
+    report->tile_items = tile;
   }
 }
 

@@ -148,6 +148,7 @@ typedef struct {
                           * registers (values also wait wherever their keys do) */
   gs_sort_tile small[GS_SORT_SMALL_TILES]; /* tiles of small sorts, smallest first (none: {0}) */
   uint32_t small_min_tiles;
+  uint32_t scan_small_rows, scan_small_min_tiles; /* small look-back scans' rows (0: none) */
   uint32_t scan_workgroup, scan_rows, spin;
   uint32_t histogram_groups; /* 0: 4096 */
   uint64_t submit_keys;
@@ -189,7 +190,8 @@ static const preset presets[] = {
      .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64),
      .scan_workgroup = 512, .scan_rows = 12, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
      .bitonic_max_keys = 1u << 12, .compact_workgroup = 512, .compact_subtiles = 2, .histogram_groups = 1056,
-     .small = {{256, 4}, {256, 8}, {512, 8}}, .small_min_tiles = 128},
+     .small = {{256, 4}, {256, 8}, {512, 8}}, .small_min_tiles = 128, .scan_small_rows = 4,
+     .scan_small_min_tiles = 256},
     {.name = "amd", .vendor_id = 0x1002, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512, 9, 5),
      .scan_workgroup = 512, .scan_rows = 8, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true},
     {.name = "intel", .vendor_id = 0x8086, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512, 9, 5),
@@ -270,6 +272,15 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->sort_hold_values = layouts_switched(k->sort_hold_values, p->hold_values | c->sort_hold_keys);
   c->scan_workgroup_size = k->scan_workgroup ? k->scan_workgroup : workgroup_for(info, c->subgroup_size, p->scan_workgroup);
   c->scan_rows = k->scan_rows ? k->scan_rows : p->scan_rows;
+  /* small scans: the knob's rows, else none where a knob fixed the tile, else the preset's */
+  if (k->scan_small_rows != GS_KNOB_UNSET) {
+    c->scan_small_rows = k->scan_small_rows;
+    c->scan_small_min_tiles = k->scan_small_min_tiles;
+  } else if (!k->scan_workgroup && !k->scan_rows) {
+    c->scan_small_rows = p->scan_small_rows;
+    c->scan_small_min_tiles = p->scan_small_min_tiles;
+  }
+  if (!c->scan_small_min_tiles) c->scan_small_min_tiles = 256;
   c->compact_workgroup_size = k->scan_workgroup       ? k->scan_workgroup
                               : p->compact_workgroup ? workgroup_for(info, c->subgroup_size, p->compact_workgroup)
                                                      : c->scan_workgroup_size;
@@ -283,7 +294,8 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   const bool tuned = k->subgroup_size || k->sort_workgroup || k->sort_keys_per_thread || k->scan_workgroup ||
                      k->scan_rows || k->compact_subtiles || k->histogram_groups || k->lookback_spin || k->submit_keys ||
                      k->sort_hold_keys != GS_KNOB_UNSET || k->sort_early_counts != GS_KNOB_UNSET ||
-                     k->sort_hold_values != GS_KNOB_UNSET || k->sort_small_tile_count != GS_KNOB_UNSET;
+                     k->sort_hold_values != GS_KNOB_UNSET || k->sort_small_tile_count != GS_KNOB_UNSET ||
+                     k->scan_small_rows != GS_KNOB_UNSET;
   snprintf(c->preset, sizeof c->preset, "%s%s", p->name, tuned ? " (tuned by GPUSORT_*)" : "");
 }
 

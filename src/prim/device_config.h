@@ -54,6 +54,10 @@ typedef struct {
   uint32_t scan_workgroup_size;
   uint32_t scan_rows;               /* 16-byte vectors per invocation of a scan tile (a widened
                                      * accumulator's scan takes at most 8) */
+  uint32_t scan_small_rows;         /* rows of small look-back scans' tiles (0: none): a scan of
+                                     * capacity below scan_small_min_tiles of its own tiles takes
+                                     * them (src/prim/scan.c) */
+  uint32_t scan_small_min_tiles;
   uint32_t compact_workgroup_size;  /* the look-back family's, before each mode's cap (compact.c) */
   uint32_t compact_subtiles;        /* sub-tiles of select and partition per look-back (compact.c) */
   uint32_t lookback_spin;           /* polls of an empty descriptor before recounting */

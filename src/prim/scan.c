@@ -52,14 +52,14 @@ uint64_t gs_scan_max_elements(const gs_device *dev, const gs_scan_config *c) {
 }
 
 static int make_kernel(gs_scan *s, gs_kernel *k, int mode, bool spine, bool split, uint32_t inclusive,
-                       uint32_t spin) {
+                       uint32_t spin, uint32_t rows) {
   const gs_scan_config *c = &s->config;
   const gs_key_info *in = gs_key_info_of(spine ? c->acc : c->input), *acc = gs_key_info_of(c->acc);
   char name[64];
   static const char *const modes[] = {"lookback", "reduce", "downsweep"};
   snprintf(name, sizeof name, "scan_%s_i%u_r%u%s", modes[mode], in->bytes * 8, gs_scan_accumulator_rep(c),
            split ? "_split" : "");
-  const uint32_t spec[] = {s->workgroup_size, 0, 0, 0, s->rows, spin, (uint32_t)c->op, (uint32_t)in->kind,
+  const uint32_t spec[] = {s->workgroup_size, 0, 0, 0, rows, spin, (uint32_t)c->op, (uint32_t)in->kind,
                            (uint32_t)acc->kind, inclusive};
   return gs_kernel_create(s->dev, k, name, sizeof(gs_scan_push), spec, sizeof spec / sizeof spec[0]);
 }
@@ -89,18 +89,29 @@ int gs_scan_create(gs_device *dev, const gs_memops *memops, const gs_device_conf
   s->tile = s->workgroup_size * s->rows * (in->bytes == 8 ? 2 : 4);
   s->split_descriptors = gs_scan_descriptors_split(dev, config->acc);
   const uint32_t spin = device_config->lookback_spin ? device_config->lookback_spin : 1;
+  const uint32_t rows = s->rows;
   if (config->reduce_only)
-    return (rc = make_kernel(s, &s->reduce[0], MODE_REDUCE, false, false, 0, spin))
+    return (rc = make_kernel(s, &s->reduce[0], MODE_REDUCE, false, false, 0, spin, rows))
                ? rc
-               : make_kernel(s, &s->reduce[1], MODE_REDUCE, true, false, 0, spin);
-  if (config->algo == GS_SCAN_LOOKBACK)
-    return make_kernel(s, &s->lookback, MODE_LOOKBACK, false, s->split_descriptors, config->inclusive, spin);
+               : make_kernel(s, &s->reduce[1], MODE_REDUCE, true, false, 0, spin, rows);
+  if (config->algo == GS_SCAN_LOOKBACK) {
+    if ((rc = make_kernel(s, &s->lookback, MODE_LOOKBACK, false, s->split_descriptors, config->inclusive, spin, rows)))
+      return rc;
+    /* small scans: a tile of fewer rows (the same workgroup), where it is smaller */
+    const uint32_t small = device_config->scan_small_rows;
+    if (small == 0 || small >= rows) return GPUSORT_OK;
+    s->small_rows = small;
+    s->small_tile = s->workgroup_size * small * (in->bytes == 8 ? 2 : 4);
+    s->small_min_tiles = device_config->scan_small_min_tiles ? device_config->scan_small_min_tiles : 1;
+    return make_kernel(s, &s->small_lookback, MODE_LOOKBACK, false, s->split_descriptors, config->inclusive, spin,
+                       small);
+  }
   /* [0] reads the input (user's inclusive flag); [1] reads tile values and scans them
    * exclusively, in place. */
-  if ((rc = make_kernel(s, &s->downsweep[0], MODE_DOWNSWEEP, false, false, config->inclusive, spin)) ||
-      (rc = make_kernel(s, &s->reduce[0], MODE_REDUCE, false, false, 0, spin)) ||
-      (rc = make_kernel(s, &s->downsweep[1], MODE_DOWNSWEEP, true, false, 0, spin)) ||
-      (rc = make_kernel(s, &s->reduce[1], MODE_REDUCE, true, false, 0, spin)))
+  if ((rc = make_kernel(s, &s->downsweep[0], MODE_DOWNSWEEP, false, false, config->inclusive, spin, rows)) ||
+      (rc = make_kernel(s, &s->reduce[0], MODE_REDUCE, false, false, 0, spin, rows)) ||
+      (rc = make_kernel(s, &s->downsweep[1], MODE_DOWNSWEEP, true, false, 0, spin, rows)) ||
+      (rc = make_kernel(s, &s->reduce[1], MODE_REDUCE, true, false, 0, spin, rows)))
     return rc;
   return GPUSORT_OK;
 }
@@ -109,6 +120,7 @@ void gs_scan_destroy(gs_scan *s) {
   gs_device *dev = s->dev;
   if (!dev || !dev->device || dev->wedged) return; /* the GPU may still use them: leave to exit */
   gs_kernel_destroy(dev, &s->lookback);
+  gs_kernel_destroy(dev, &s->small_lookback);
   for (int i = 0; i < 2; i++) {
     gs_kernel_destroy(dev, &s->reduce[i]);
     gs_kernel_destroy(dev, &s->downsweep[i]);
@@ -149,10 +161,23 @@ static unsigned spine_layout(const gs_scan *s, uint64_t n, VkDeviceSize *offsets
   return levels;
 }
 
+/* Whether a look-back scan of capacity max_n takes the small scans' tile. */
+static bool small_scan(const gs_scan *s, uint64_t max_n) {
+  return s->small_rows && (uint64_t)s->tile * s->small_min_tiles > max_n;
+}
+
+uint32_t gs_scan_tile_for(const gs_scan *s, uint64_t max_n) { return small_scan(s, max_n) ? s->small_tile : s->tile; }
+
 VkDeviceSize gs_scan_state_bytes(const gs_scan *s, uint64_t max_n) {
   if (s->config.algo == GS_SCAN_LOOKBACK && !s->config.reduce_only) {
     const VkDeviceSize per_tile = gs_scan_descriptor_bytes(s->split_descriptors);
-    return CONTROL_BYTES + round16(tiles_of(s, max_n ? max_n : 1, 0) * per_tile);
+    uint64_t tiles = tiles_of(s, max_n ? max_n : 1, 0);
+    if (s->small_rows) { /* the small tile serves capacities below its bound: more, smaller tiles */
+      const uint64_t below = (uint64_t)s->tile * s->small_min_tiles - 1, n = max_n < below ? max_n : below;
+      const uint64_t small_tiles = gs_groups_for(n ? n : 1, s->small_tile);
+      if (small_tiles > tiles) tiles = small_tiles;
+    }
+    return CONTROL_BYTES + round16(tiles * per_tile);
   }
   VkDeviceSize offsets[GS_SCAN_MAX_LEVELS + 1];
   uint64_t counts[GS_SCAN_MAX_LEVELS + 1];
@@ -191,7 +216,9 @@ int gs_scan_record(const gs_scan *s, VkCommandBuffer cb, uint64_t n, uint64_t ma
     const gs_range tickets = gs_subrange(state, 0, CONTROL_BYTES);
     const gs_range descriptors = gs_subrange(state, CONTROL_BYTES, state.size - CONTROL_BYTES);
     const VkDeviceSize per_tile = gs_scan_descriptor_bytes(s->split_descriptors);
-    rc = gs_record_clear(s->dev, cb, s->memops, state, (CONTROL_BYTES + tiles_of(s, n, 0) * per_tile) / 4);
+    const bool small = small_scan(s, max_n);
+    const uint64_t tiles = gs_groups_for(n, small ? s->small_tile : s->tile);
+    rc = gs_record_clear(s->dev, cb, s->memops, state, (CONTROL_BYTES + tiles * per_tile) / 4);
     gs_scan_push push = {.elements = input.address,
                          .results = output.address,
                          .tickets = tickets.address,
@@ -199,9 +226,9 @@ int gs_scan_record(const gs_scan *s, VkCommandBuffer cb, uint64_t n, uint64_t ma
                          .carry_in = carry ? carry->in : 0,
                          .carry_out = carry ? carry->out : 0,
                          .n = (uint32_t)n,
-                         .tiles = (uint32_t)tiles_of(s, n, 0),
+                         .tiles = (uint32_t)tiles,
                          .flags = carry_flags};
-    if (!rc) rc = dispatch(s, cb, &s->lookback, &push);
+    if (!rc) rc = dispatch(s, cb, small ? &s->small_lookback : &s->lookback, &push);
   } else {
     /* Reduce level by level until one tile holds the tile values, scan that tile, then scan
      * each level down from the prefixes of the level above. Level l > 0 is scanned in place. */

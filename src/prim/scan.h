@@ -49,6 +49,10 @@ typedef struct {
                                         * level 0 take 16-byte vectors of the accumulator) */
   bool split_descriptors;
   gs_kernel lookback, reduce[2], downsweep[2]; /* [0] reads the input, [1] the tile values */
+  /* Small look-back scans (gs_device_config's scan_small_rows): tiles of fewer rows, taken by
+   * scans of capacity below small_min_tiles of the tiles above (gs_scan_tile_for); 0: none. */
+  uint32_t small_rows, small_tile, small_min_tiles;
+  gs_kernel small_lookback;
 } gs_scan;
 
 /* Usage error for combinations that make no sense (a float input with an integer
@@ -83,6 +87,10 @@ VkDeviceSize gs_scan_state_bytes(const gs_scan *s, uint64_t max_n);
 typedef struct {
   VkDeviceAddress in, out;
 } gs_scan_carry;
+
+/* The input elements of a tile of a scan of capacity max_n (its level 0): a small scan's, or the
+ * scan's own. */
+uint32_t gs_scan_tile_for(const gs_scan *s, uint64_t max_n);
 
 /* Records the scan (or reduction) of the first n input elements into output, starting with a
  * barrier that orders it after earlier compute work; with `ts` (2 slots, reset) the

@@ -77,6 +77,26 @@ static void small_tiles_knob(const char *name) {
   knobs.sort_small_min_tiles = min_tiles;
 }
 
+/* GPUSORT_SCAN_SMALL_ROWS: "0" (none), or "R" or "R@T"; anything else leaves the knob unset. */
+static void scan_small_rows_knob(const char *name) {
+  knobs.scan_small_rows = GS_KNOB_UNSET;
+  knobs.scan_small_min_tiles = 0;
+  const char *v = getenv(name);
+  if (!v || !*v) return;
+  char *end;
+  const unsigned long rows = strtoul(v, &end, 10);
+  if (end == v || rows > 32) return;
+  unsigned long tiles = 0;
+  if (*end == '@') {
+    const char *at = end + 1;
+    tiles = strtoul(at, &end, 10);
+    if (end == at || tiles == 0 || tiles > 1u << 20) return;
+  }
+  if (*end) return;
+  knobs.scan_small_rows = (uint32_t)rows;
+  knobs.scan_small_min_tiles = (uint32_t)tiles;
+}
+
 static void read_knobs(void) {
   knobs.subgroup_size = number32("GPUSORT_SUBGROUP_SIZE");
   knobs.sort_workgroup = number32("GPUSORT_SORT_WORKGROUP");
@@ -90,6 +110,7 @@ static void read_knobs(void) {
   knobs.sort_early_counts = switch_knob("GPUSORT_SORT_EARLY_COUNTS");
   knobs.sort_hold_values = switch_knob("GPUSORT_SORT_HOLD_VALUES");
   small_tiles_knob("GPUSORT_SORT_SMALL_TILES");
+  scan_small_rows_knob("GPUSORT_SCAN_SMALL_ROWS");
   knobs.submit_keys = number("GPUSORT_SUBMIT_KEYS");
   knobs.threads = number32("GPUSORT_THREADS");
   knobs.chunk_bytes = number("GPUSORT_CHUNK_BYTES");

@@ -34,6 +34,10 @@ typedef struct {
   uint32_t sort_small_tile_count;
   uint32_t sort_small_tiles[GS_KNOB_SMALL_TILES][2]; /* invocations, keys per invocation */
   uint32_t sort_small_min_tiles;
+  /* GPUSORT_SCAN_SMALL_ROWS=R[@T]: the rows of small look-back scans' tiles, taken by scans of
+   * capacity below T (default 256) of their own tiles; "0": none. scan_small_rows: GS_KNOB_UNSET
+   * when unset. */
+  uint32_t scan_small_rows, scan_small_min_tiles;
   uint64_t submit_keys;          /* GPUSORT_SUBMIT_KEYS: keys per submission of a sort pass (segments) */
   uint32_t threads;              /* GPUSORT_THREADS: host worker threads */
   uint64_t chunk_bytes;          /* GPUSORT_CHUNK_BYTES: staging slot size */
