@@ -122,6 +122,13 @@ enum { ANY = 0 };
  * against 0.139, at 2^18 0.129 against 0.151; u32/u32 pairs at 2^16 0.055 against 0.066, u64
  * keys 0.101 against 0.116. 128 x 8, 128 x 16 and 64 x 16 were slower at every size, 384 x 6
  * and 384 x 10 within 2% of these.
+ * NVIDIA's small look-back scans take tiles of 4 rows (512 x 4 vectors, 8192 u32 elements)
+ * below 256 of their own tiles (H200, `bench --scan-algos` with GPUSORT_SCAN_WORKGROUP and
+ * GPUSORT_SCAN_ROWS, one run, ms for 2^14 / 2^16 / 2^18 / 2^20 / 2^22 u32 sums): 512 x 12
+ * 0.014 / 0.015 / 0.016 / 0.017 / 0.023, 512 x 4 0.011 / 0.012 / 0.012 / 0.014 / 0.021, 256 x 4
+ * 0.011 / 0.012 / 0.012 / 0.014 / 0.022, 256 x 8 0.013 / 0.013 / 0.013 / 0.014 / 0.020, 512 x 8
+ * 0.013 / 0.013 / 0.014 / 0.015 / 0.020, 128 x 4 0.011 / 0.012 / 0.012 / 0.015 / 0.022; at 2^24
+ * (above the bound) 512 x 12 took 0.060 either way in the run that measured the choice.
  * NVIDIA's sort histogram runs in at most 1056 workgroups, as many as an H200 or H100 holds at
  * once (132 multiprocessors x 8 of 256), where others keep 4096; fewer workgroups clear and
  * add up fewer copies of the histograms (H200, two rounds each, same runs, sort ms: u32 keys
