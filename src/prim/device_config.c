@@ -118,9 +118,9 @@ enum { ANY = 0 };
  * the layouts' tiles of 5000 to 7700 keys leave 2^16 keys 9 to 13 tiles. u32 keys at 2^16
  * 0.053 in 256 x 4 against 0.066 in 384 x 20, at 2^18 0.061 in 256 x 8 against 0.070, at 2^19
  * 0.066 in 512 x 8 against 0.073 (at 2^20, 0.081 against 0.085, but there u32/u32 pairs and
- * u64 keys were as fast in their own tiles, which the 128 tiles' rule keeps); u64/u64 pairs at 2^16 0.104
- * against 0.139, at 2^18 0.129 against 0.151; u32/u32 pairs at 2^16 0.055 against 0.066, u64
- * keys 0.101 against 0.116. 128 x 8, 128 x 16 and 64 x 16 were slower at every size, 384 x 6
+ * u64 keys were as fast in their own tiles, which the 128 tiles' rule keeps); u64/u64 pairs at
+ * 2^16 0.104 against 0.139, at 2^18 0.129 against 0.151; u32/u32 pairs at 2^16 0.055 against
+ * 0.066, u64 keys 0.101 against 0.116. 128 x 8, 128 x 16 and 64 x 16 were slower at every size, 384 x 6
  * and 384 x 10 within 2% of these.
  * NVIDIA's small look-back scans take tiles of 4 rows (512 x 4 vectors, 8192 u32 elements)
  * below 256 of their own tiles (H200, `bench --scan-algos` with GPUSORT_SCAN_WORKGROUP and
