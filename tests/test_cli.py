@@ -327,6 +327,26 @@ class Sorting(CliTest):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(u32_list(self.read("o")), sorted(values))
 
+    def test_reported_tile(self):
+        """-v names the tile the sorts took: a small sort's where the capacity they were sized for
+        (the input, or an out-of-core batch) is below 128 of the layout's tile, the layout's own above."""
+        pattern = r"tile: (\d+) invocations x (\d+) keys = (\d+) keys"
+        inp = self.write("small.bin", u32(random_u32(1000, 8)))
+        p = run(["--keys", "u32", "--algo", "onesweep", "-v", "-f", inp, self.path("o")],
+                env={"GPUSORT_SORT_SMALL_TILES": "0"})
+        layout_tile = int(re.search(pattern, p.stderr.decode()).group(3))
+        values = random_u32(128 * layout_tile + 1000, 8)  # in core: the layout's tile
+        inp = self.write("in.bin", u32(values))
+        tiles = []
+        for limit in [[], ["--mem-limit", "2M"]]:  # in core; out of core, in batches of fewer keys
+            p = run(["--keys", "u32", "--algo", "onesweep", "-v", "-f"] + limit + [inp, self.path("o")],
+                    env={"GPUSORT_SORT_SMALL_TILES": "64x4@128"})
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(u32_list(self.read("o")), sorted(values))
+            tiles.append(re.search(pattern, p.stderr.decode()).groups()[:2])
+        self.assertNotEqual(tiles[0], ("64", "4"), tiles)
+        self.assertEqual(tiles[1], ("64", "4"), tiles)
+
     def test_empty_input(self):
         inp = self.write("empty.bin", b"")
         out = self.path("out.bin")

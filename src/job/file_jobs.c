@@ -305,9 +305,11 @@ static void release_forms(const gs_context *c, gs_normalized_forms *forms) {
 }
 
 /* Out of core, within the budget; where the GPU's memory turns out to be short of what the
- * budget promised, with half as much, twice at most. */
+ * budget promised, with half as much, twice at most. *capacity: the records its sorts were
+ * sized for. */
 static int sort_out_of_core(gs_context *c, const gs_input *in, uint64_t n, gs_sort_request *r, const char *output,
-                            gs_output *out, gs_emitter *emitter, gpusort_report *report, uint64_t budget) {
+                            gs_output *out, gs_emitter *emitter, gpusort_report *report, uint64_t budget,
+                            uint64_t *capacity) {
   char dir[4096];
   scratch_dir_for(c, output, dir, sizeof dir);
   int rc = GPUSORT_OK;
@@ -322,6 +324,7 @@ static int sort_out_of_core(gs_context *c, const gs_input *in, uint64_t n, gs_so
                                     .emitter = emitter,
                                     .report = report};
     rc = gs_out_of_core_sort(&job);
+    *capacity = job.capacity;
     if (rc != GPUSORT_ERROR_OUT_OF_MEMORY || out->written) break; /* nothing written yet: try smaller */
   }
   if (!rc) report->verified = r->verify;
@@ -379,7 +382,7 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
                       .descr = is_npy ? then_descr : NULL};
   rc = open_input(c, &spec, in_core_capacity, r, r->then ? NULL : &early, &in, &n, report);
   const unsigned out_bytes = r->argsort ? r->index_bytes : R;
-  uint64_t capacity = 0;
+  uint64_t capacity = 0, sorted_capacity = n; /* (what the sorts were sized for: n, or a batch's) */
   const double planning = gs_now();
   if (!rc) capacity = in_core_capacity(c, r); /* builds the sort's pipelines */
   report->stage_seconds[GPUSORT_STAGE_SETUP] += gs_now() - planning;
@@ -405,11 +408,11 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
         const uint64_t failed = gs_sort_engine_bytes(c, r, n), budget = failed < c->budget ? failed : c->budget;
         gs_sort_engine_free(&engine);
         release_forms(c, &forms);
-        rc = sort_out_of_core(c, &in, n, r, output, &out, &emitter, report, budget / 2);
+        rc = sort_out_of_core(c, &in, n, r, output, &out, &emitter, report, budget / 2, &sorted_capacity);
       }
     } else {
       release_forms(c, &forms); /* (keyed: bins normalize their own records) */
-      rc = sort_out_of_core(c, &in, n, r, output, &out, &emitter, report, c->budget);
+      rc = sort_out_of_core(c, &in, n, r, output, &out, &emitter, report, c->budget, &sorted_capacity);
     }
     gs_progress_end(c);
   }
@@ -420,7 +423,7 @@ int gs_file_sort(gs_context *c, const char *input, const char *output, gs_sort_r
   gs_sort_engine_free(&engine);
   if (!rc && finish.status) rc = gs_fail(finish.status, "%s", finish.error);
   if (!rc) {
-    report_tile(c, r, n, report);
+    report_tile(c, r, sorted_capacity, report);
     report->output_bytes = r->then ? late.early.header_bytes + r->written * late.early.out_bytes
                                    : n * out_bytes + header_bytes;
     report->xxh3 = finish.digest;
