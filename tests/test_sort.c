@@ -125,13 +125,15 @@ static void run_small(harness *h) {
     /* a state sized for a capacity serves every smaller one: it never shrinks as capacity grows */
     h->checks++;
     const uint64_t last = 2 * (uint64_t)s->tile_keys * s->small_min_tiles;
-    for (uint64_t m = 2; m <= last; m++) {
-      if (gs_radix_sort_state_bytes(s, m) < gs_radix_sort_state_bytes(s, m - 1)) {
+    for (uint64_t m = 2, before = gs_radix_sort_state_bytes(s, 1); m <= last; m++) {
+      const uint64_t bytes = gs_radix_sort_state_bytes(s, m);
+      if (bytes < before) {
         fprintf(stderr, "FAIL %s keys: the state for %llu keys is smaller than for %llu\n", gs_key_info_of(c.key)->name,
                 (unsigned long long)m, (unsigned long long)m - 1);
         h->failures++;
         break;
       }
+      before = bytes;
     }
     /* around the smallest tile, and on both sides of every change of tile (an indirect sort's
      * capacity is 3 more: at - 4 is then just below the change) */

@@ -36,6 +36,19 @@ static uint32_t switch_knob(const char *name) {
   return v && *v ? strcmp(v, "0") != 0 : GS_KNOB_UNSET;
 }
 
+/* The "@T" that may end a small-tile knob (T: tiles, 1 to 2^20; 0 where absent): false for
+ * anything else. */
+static bool min_tiles_suffix(const char *at, uint32_t *tiles) {
+  *tiles = 0;
+  if (*at == '\0') return true;
+  if (*at != '@') return false;
+  char *end;
+  const unsigned long t = strtoul(at + 1, &end, 10);
+  if (end == at + 1 || *end || t == 0 || t > 1u << 20) return false;
+  *tiles = (uint32_t)t;
+  return true;
+}
+
 /* GPUSORT_SORT_SMALL_TILES: "0" (none), or up to GS_KNOB_SMALL_TILES shapes "WxK" separated
  * by commas, then optionally "@T"; anything else leaves the knob unset. */
 static void small_tiles_knob(const char *name) {
@@ -47,7 +60,7 @@ static void small_tiles_knob(const char *name) {
     knobs.sort_small_tile_count = 0;
     return;
   }
-  uint32_t count = 0, min_tiles = 0;
+  uint32_t count = 0, min_tiles;
   const char *at = v;
   for (;;) {
     char *end;
@@ -60,19 +73,10 @@ static void small_tiles_knob(const char *name) {
     knobs.sort_small_tiles[count][1] = (uint32_t)k;
     count++;
     at = end;
-    if (*at == ',') {
-      at++;
-      continue;
-    }
-    if (*at == '@') {
-      const unsigned long t = strtoul(at + 1, &end, 10);
-      if (end == at + 1 || *end || t == 0 || t > 1u << 20) return;
-      min_tiles = (uint32_t)t;
-    } else if (*at) {
-      return;
-    }
-    break;
+    if (*at != ',') break;
+    at++;
   }
+  if (!min_tiles_suffix(at, &min_tiles)) return;
   knobs.sort_small_tile_count = count;
   knobs.sort_small_min_tiles = min_tiles;
 }
@@ -85,16 +89,10 @@ static void scan_small_rows_knob(const char *name) {
   if (!v || !*v) return;
   char *end;
   const unsigned long rows = strtoul(v, &end, 10);
-  if (end == v || rows > 32) return;
-  unsigned long tiles = 0;
-  if (*end == '@') {
-    const char *at = end + 1;
-    tiles = strtoul(at, &end, 10);
-    if (end == at || tiles == 0 || tiles > 1u << 20) return;
-  }
-  if (*end) return;
+  uint32_t tiles;
+  if (end == v || rows > 32 || !min_tiles_suffix(end, &tiles)) return;
   knobs.scan_small_rows = (uint32_t)rows;
-  knobs.scan_small_min_tiles = (uint32_t)tiles;
+  knobs.scan_small_min_tiles = tiles;
 }
 
 static void read_knobs(void) {
