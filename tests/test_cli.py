@@ -989,6 +989,13 @@ class DevicesAndBench(CliTest):
         self.assertIn("scan tiles of 64 invocations", p.stdout.decode())
         self.assertIn("look-back family tiles of up to 64 invocations (select's and partition's in up to 3 "
                       "sub-tiles)", p.stdout.decode())
+        # the small sorts' tiles and small scans' rows (gpusort_device_info's), from their knobs
+        p = run(["devices", "-v"], env={"GPUSORT_SORT_SMALL_TILES": "64x4,64x8@16", "GPUSORT_SCAN_SMALL_ROWS": "2@8"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("small sorts: tiles of 64 x 4, 64 x 8 keys, each taken by sorts of at least 16 such tiles",
+                      p.stdout.decode())
+        self.assertIn("small scans: tiles of 2 rows, taken by look-back scans of fewer elements than 8 of their own",
+                      p.stdout.decode())
 
     def test_bench(self):
         p = run(["bench", "--sizes", "2^10,5000", "--reps", "3"])
