@@ -425,11 +425,12 @@ void main() {
   }
   // The held keys' digits wait in registers, packed (RADIX_BITS each), so that ranking reads no
   // held key: only the staging below does. H200, 2^28, two rounds each, same run: u32 keys
-  // 6.30 ms against 6.65 (75 registers against 49, so two workgroups an SM instead of three,
-  // and still faster), f32 keys 6.38 against 6.75, u32/u32 pairs 10.02 against 10.14, u32/u64
-  // 13.30 against 13.36; sorted u32 keys at 2^26 1.54 against 1.64. Not for 64-bit keys in
-  // registers, whose digits take a 64-bit shift each: packed, u64 keys took 100 registers
-  // against 95, one workgroup an SM, and 26.42 ms against 17.62 (pairs unchanged, 25.71).
+  // 6.30 ms against 6.65 (75 registers against 49; at 384 x 20 held, 48 KiB of shared memory
+  // let only two workgroups share an SM either way), f32 keys 6.38 against 6.75, u32/u32 pairs
+  // 10.02 against 10.14, u32/u64 13.30 against 13.36; sorted u32 keys at 2^26 1.54 against
+  // 1.64. Not for 64-bit keys in registers, whose digits take a 64-bit shift each: packed, u64
+  // keys took 100 registers against 95, one workgroup an SM, and 26.42 ms against 17.62 (pairs
+  // unchanged, 25.71).
   const uint DIGITS_PER_WORD = 32u / RADIX_BITS;
   uint held_digits[(KEYS_PER_THREAD + DIGITS_PER_WORD - 1u) / DIGITS_PER_WORD];
   if (HOLD_KEYS) {
@@ -437,8 +438,12 @@ void main() {
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++)
       held_digits[i / DIGITS_PER_WORD] |= digit_of(keys[i]) << (RADIX_BITS * (i % DIGITS_PER_WORD));
   }
+  // Keys in registers are ranked by digits taken at rank_shift, the pass's shift until the early
+  // counts are published, then an opaque copy of it (below).
+  uint rank_shift = pc.shift;
 #define RANKED_DIGIT(i) \
-  (HOLD_KEYS ? bitfieldExtract(held_digits[(i) / DIGITS_PER_WORD], int(RADIX_BITS * ((i) % DIGITS_PER_WORD)), int(RADIX_BITS)) : digit_of(keys[i]))
+  (HOLD_KEYS ? bitfieldExtract(held_digits[(i) / DIGITS_PER_WORD], int(RADIX_BITS * ((i) % DIGITS_PER_WORD)), int(RADIX_BITS)) \
+             : key_digit(keys[i], rank_shift, pc.bits))
   // EARLY_COUNTS: the tile's digit counts are counted (a shared atomic a key) and published
   // before the keys are ranked; the counters then start at each subgroup's first tile position
   // of each digit, and the ranks below are tile positions. What it buys is registers, not a
@@ -450,6 +455,15 @@ void main() {
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) atomicAdd(s_stage[counters + RANKED_DIGIT(i)], 1u);
     barrier();
     publish_counts(tile, true);
+    // The shift through an identity shuffle, which the compiler cannot see through: otherwise
+    // NVIDIA's compiler took every key's digit (and its counter's address) once, for the counts
+    // above and the ranking below, and kept them live through publish_counts, two registers a
+    // key. H200, 2^28 u32 keys in registers, same run: 54 registers at 384 x 16 against 79,
+    // 5.81 ms against 6.74; 79 at 256 x 28, where three workgroups share an SM (5.66 ms; the
+    // preset's tile: src/prim/device_config.c). (Held keys' packed digits through the same
+    // shuffle: 50 registers against 77 at 384 x 20 but no faster, 6.36 ms against 6.32, as
+    // their 48 KiB of shared memory allow two workgroups an SM either way.)
+    if (!HOLD_KEYS) rank_shift = subgroupShuffle(rank_shift, lane);
   }
   // Rank within the subgroup: keys before this one with the same digit, counting earlier
   // rounds through the subgroup's counters and this round through the ballot.

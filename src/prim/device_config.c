@@ -10,10 +10,29 @@ enum { ANY = 0 };
 /* Presets, first match wins. Tiles of 16 subgroups; sort tiles of 9 keys per invocation for
  * 32-bit keys with or without values, 5 for 64-bit keys with or without, 16 on lavapipe. On
  * NVIDIA each layout has its own tile (invocations x keys, held or in registers, early counts
- * or not): 32-bit keys alone 384 x 20, held, with early counts; with 32-bit values 384 x 14,
- * the keys in registers and the values held, with early counts; with 64-bit values 512 x 10,
- * held (as many as shared memory holds); 64-bit keys alone 320 x 17 in registers, with early
- * counts; 64-bit keys with values 256 x 20 in registers.
+ * or not): 32-bit keys alone 256 x 28 in registers, with early counts; with 32-bit values 384
+ * x 14, the keys in registers and the values held, with early counts; with 64-bit values 512 x
+ * 10, held (as many as shared memory holds); 64-bit keys alone 320 x 17 in registers, with
+ * early counts; 64-bit keys with values 256 x 20 in registers.
+ * NVIDIA, occupancy: the driver gives a compute pipeline about 100 KiB of shared memory per SM
+ * (H200, 580.159.04), not the 228 the SM has, so three workgroups share an SM only when each
+ * takes at most about 33 KiB, whatever their registers allow. H200, 2^28 u32 keys, same runs:
+ * 384 x 10 held (32,824 bytes, 56 registers) took 7.39 ms, and 8.57 with 2,560 bytes of unused
+ * shared memory added; 256 x 18 held 6.82 against 8.19; 256 x 17 (30,760 bytes) 6.98 against
+ * 6.99 (33,320 still fit). So the held 384 x 20 (48,184 bytes) ran two workgroups an SM at 77
+ * registers and at 50 alike (6.32 and 6.36 ms). CUB's u32 tile is 384 x 20 with its keys in
+ * registers (31,744 bytes): 56 registers and three blocks an SM sorting descending, 74 and
+ * two ascending (Nsight Compute), hence its 5.33 ms against 6.34. 32-bit keys alone in
+ * registers with early counts, each digit taken twice (radix_onesweep.comp's rank_shift;
+ * registers, shared bytes, ms): u32 keys 256 x 28 79, 33,832, 5.66 and 5.68; 256 x 27 5.74;
+ * 384 x 17 56, 31,288, 5.71; 320 x 21 64, 32,048, 5.73; 288 x 24 72, 5.79; 256 x 26 5.76; 384 x
+ * 16 54, 5.81; 320 x 20 5.84; 384 x 18 60 (two workgroups) 6.44; 384 x 20 64, 35,896 (two)
+ * 6.23; 352 x 18 6.82; 448 x 13 6.95, against 6.32 held at 384 x 20. f32 keys, whose first and
+ * last passes map their bits: 256 x 28 79 registers and 5.77 ms, 384 x 17 58 (two workgroups
+ * in those passes) 6.24, 320 x 21 66 6.35, against 6.40 held; i32 5.74, 5.79, 5.83 against
+ * 6.37. At 2^26 in 384 x 16 and 320 x 20 against held 384 x 20: sorted 1.53 and 1.42 against
+ * 1.54, reversed the same, equal 0.40 all, few 1.40 and 1.41 against 1.51, entropy 1.57 and
+ * 1.58 against 1.70, lowbits:16 1.06 both against 1.12.
  * NVIDIA, 64-bit keys in registers (H100, 2^28, same runs, ms and registers): held, their 8
  * bytes beside the counters fill the 48 KiB at 384 x 10 (u64 keys 22.12, 61); in registers
  * only the staged tile takes shared memory, and with early counts u64 keys took 18.07 at 320 x
@@ -191,9 +210,9 @@ typedef struct {
    [GS_SORT_PAIRS64] = {workgroup, keys64}}
 static const preset presets[] = {
     {.name = "nvidia", .vendor_id = 0x10DE, .driver_id = ANY, .subgroup_size = 32,
-     .sort = {[GS_SORT_KEYS32] = {384, 20}, [GS_SORT_PAIRS32_32] = {384, 14}, [GS_SORT_PAIRS32_64] = {512, 10},
+     .sort = {[GS_SORT_KEYS32] = {256, 28}, [GS_SORT_PAIRS32_32] = {384, 14}, [GS_SORT_PAIRS32_64] = {512, 10},
               [GS_SORT_KEYS64] = {320, 17}, [GS_SORT_PAIRS64] = {256, 20}},
-     .hold_keys = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_64), .hold_values = BIT(GS_SORT_PAIRS32_32),
+     .hold_keys = BIT(GS_SORT_PAIRS32_64), .hold_values = BIT(GS_SORT_PAIRS32_32),
      .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64),
      .scan_workgroup = 512, .scan_rows = 12, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
      .bitonic_max_keys = 1u << 12, .compact_workgroup = 512, .compact_subtiles = 2, .histogram_groups = 1056,
