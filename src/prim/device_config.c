@@ -21,18 +21,18 @@ enum { ANY = 0 };
  * shared memory added; 256 x 18 held 6.82 against 8.19; 256 x 17 (30,760 bytes) 6.98 against
  * 6.99 (33,320 still fit). So the held 384 x 20 (48,184 bytes) ran two workgroups an SM at 77
  * registers and at 50 alike (6.32 and 6.36 ms). CUB's u32 tile is 384 x 20 with its keys in
- * registers (31,744 bytes): 56 registers and three blocks an SM sorting descending, 74 and
- * two ascending (Nsight Compute), hence its 5.33 ms against 6.34. 32-bit keys alone in
- * registers with early counts, each digit taken twice (radix_onesweep.comp's rank_shift;
- * registers, shared bytes, ms): u32 keys 256 x 28 79, 33,832, 5.66 and 5.68; 256 x 27 5.74;
- * 384 x 17 56, 31,288, 5.71; 320 x 21 64, 32,048, 5.73; 288 x 24 72, 5.79; 256 x 26 5.76; 384 x
- * 16 54, 5.81; 320 x 20 5.84; 384 x 18 60 (two workgroups) 6.44; 384 x 20 64, 35,896 (two)
- * 6.23; 352 x 18 6.82; 448 x 13 6.95, against 6.32 held at 384 x 20. f32 keys, whose first and
- * last passes map their bits: 256 x 28 79 registers and 5.77 ms, 384 x 17 58 (two workgroups
- * in those passes) 6.24, 320 x 21 66 6.35, against 6.40 held; i32 5.74, 5.79, 5.83 against
- * 6.37. At 2^26 in 384 x 16 and 320 x 20 against held 384 x 20: sorted 1.53 and 1.42 against
- * 1.54, reversed the same, equal 0.40 all, few 1.40 and 1.41 against 1.51, entropy 1.57 and
- * 1.58 against 1.70, lowbits:16 1.06 both against 1.12.
+ * registers (32,768 bytes): 56 registers and three blocks an SM sorting descending, 74 and two
+ * ascending (cuobjdump, Nsight Compute), hence its 5.33 ms against 6.34. 32-bit keys alone in
+ * registers with early counts, each digit taken twice (radix_onesweep.comp's rank_shift; H200,
+ * three runs that day; registers, shared bytes, ms): u32 keys 256 x 28 79, 33,832, 5.66 and
+ * 5.68; 256 x 27 5.74; 384 x 17 56, 31,288, 5.71; 320 x 21 64, 32,048, 5.73; 288 x 24 72, 5.79;
+ * 256 x 26 5.76; 384 x 16 54, 5.81; 320 x 20 5.84; 384 x 18 60 (two workgroups) 6.44; 384 x 20
+ * 64, 35,896 (two) 6.23; 352 x 18 6.82; 448 x 13 6.95, against 6.32 held at 384 x 20. f32 keys,
+ * whose first and last passes map their bits: 256 x 28 79 registers and 5.77 ms, 384 x 17 58
+ * (two workgroups in those passes) 6.24, 320 x 21 66 6.35, against 6.40 held; i32 5.74, 5.79,
+ * 5.83 against 6.37. At 2^26 in 384 x 16 and 320 x 20 against held 384 x 20: sorted 1.53 and
+ * 1.42 against 1.54, reversed the same, equal 0.40 all, few 1.40 and 1.41 against 1.51, entropy
+ * 1.57 and 1.58 against 1.70, lowbits:16 1.06 both against 1.12.
  * NVIDIA, 64-bit keys in registers (H100, 2^28, same runs, ms and registers): held, their 8
  * bytes beside the counters fill the 48 KiB at 384 x 10 (u64 keys 22.12, 61); in registers
  * only the staged tile takes shared memory, and with early counts u64 keys took 18.07 at 320 x
