@@ -15,7 +15,8 @@ For each entry the script writes OUTDIR/NN_SIZE.bin (the raw code) and, where `n
 (CUDA toolkit) is on the PATH, OUTDIR/NN_SIZE.sass (`nvdisasm -b SM90`; set SASS_ARCH for
 another architecture); the largest entry of a sort is its digit-binning kernel. Then it prints
 one line per entry: size, instructions, and the highest register named, a rough register
-peak. Needs the `zstd` program.
+peak (scripts/sass-pressure.py counts the live registers of a .sass file and shows where they
+peak). Needs the `zstd` program.
 """
 import os
 import re
