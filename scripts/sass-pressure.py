@@ -51,7 +51,8 @@ def parse(path):
     return code
 
 
-def defs_and_uses(opcode, operands, guarded):
+def defs_uses_kills(opcode, operands, guarded):
+    """The registers an instruction writes, reads, and ends (a guarded write ends none)."""
     base = opcode.split(".")[0]
     k = 0
     while k < len(operands) and PREDICATE.match(operands[k]):
@@ -67,7 +68,7 @@ def defs_and_uses(opcode, operands, guarded):
     for j, s in enumerate(sources):
         width = width_of(opcode) if stores and j == len(sources) - 1 else 2 if "WIDE" in opcode and j == 2 else 1
         uses += registers(s, width)
-    # (a guarded write kills nothing: where the guard is false the old value lives on)
+    # (where the guard is false the old value lives on)
     return set(defs), set(uses), set() if guarded else set(defs)
 
 
@@ -76,7 +77,7 @@ def live_registers(code):
     index = {offset: i for i, (offset, *_) in enumerate(code)}
     defs, uses, kills, successors = [], [], [], []
     for i, (_, guarded, opcode, operands, _) in enumerate(code):
-        d, u, k = defs_and_uses(opcode, operands, guarded)
+        d, u, k = defs_uses_kills(opcode, operands, guarded)
         defs.append(d)
         uses.append(u)
         kills.append(k)
@@ -95,7 +96,7 @@ def live_registers(code):
     while changed:
         changed = False
         for i in range(len(code) - 1, -1, -1):
-            out = set().union(*(live[s] for s in successors[i])) if successors[i] else set()
+            out = set().union(*(live[s] for s in successors[i]))
             new = uses[i] | (out - kills[i])
             if new != live[i]:
                 live[i], changed = new, True
