@@ -85,7 +85,8 @@ const uint ITEM_WORDS = VALUE_WORDS > KEY_WORDS ? VALUE_WORDS : KEY_WORDS;
 // run: 11.39 ms at 256 x 17 against 12.29 with the values loaded after the look-back at 512 x
 // 13. With the keys in registers, not held beside the values, a tile holds a quarter more keys:
 // H200, same run, 8.76 ms at 384 x 14 against 9.84 at 256 x 17 (src/prim/device_config.c has
-// the shapes).
+// the shapes). Since the values after the look-back are loaded all at once (below), no preset
+// holds them: H200, 2^28, 8.46 ms at 384 x 14 so against 8.80 held, and 7.69 at 512 x 15.
 const bool HOLD_VALUES = HOLD_VALUES_WANTED && VALUE_WORDS == 1 && KEY_BITS == 32;
 const uint STAGED_KEY_BASE = HOLD_VALUES ? TILE_KEYS : 0u;
 const uint STAGED_WORDS = HOLD_VALUES ? 2u * TILE_KEYS : TILE_KEYS * ITEM_WORDS;
@@ -537,9 +538,6 @@ void main() {
     const uint index = first + i * SUBGROUP_SIZE;
     values[i] = index < g_n ? load_value(index) : value_t(0);
   }
-#define TILE_VALUE(i, index) values[i]
-#elif VALUE_WORDS > 0
-#define TILE_VALUE(i, index) load_value(index)
 #endif
   if (!REDUCE_THEN_SCAN && tile != 0u) look_back(tile);
   barrier();
@@ -554,19 +552,23 @@ void main() {
   // consecutive addresses. Padding sorts last and is never written.
   const uint valid = min(TILE_KEYS, g_n - tile_first);
 #if VALUE_WORDS > 0
-  uint dest[KEYS_PER_THREAD]; // where each written position went: its value goes there too
+  // Each written position's digit, packed as the held digits are: its value goes where its key
+  // went. (Each destination kept instead: ten registers more, H200, 384 x 14, 104 against 94.)
+  uint written_digits[(KEYS_PER_THREAD + DIGITS_PER_WORD - 1u) / DIGITS_PER_WORD];
+  [[unroll]] for (uint w = 0u; w < written_digits.length(); w++) written_digits[w] = 0u;
 #endif
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
     const uint j = lid + i * WORKGROUP_SIZE;
     if (j < valid) {
       const key_t k = staged_key(j);
-      const uint to = s_digit_dest[digit_of(k)] + j;
+      const uint d = digit_of(k);
+      const uint to = s_digit_dest[d] + j;
       store_key(to, k);
 #if VALUE_WORDS > 0
       if (HOLD_VALUES)
         store_value(to, staged_value(j));
       else
-        dest[i] = to;
+        written_digits[i / DIGITS_PER_WORD] |= d << (RADIX_BITS * (i % DIGITS_PER_WORD));
 #endif
     }
   }
@@ -574,15 +576,35 @@ void main() {
 #if VALUE_WORDS > 0
   // Values take the same way: staged at their keys' ranks, written where the keys went.
   if (HOLD_VALUES) return;
-  barrier(); // staged keys read before the values overwrite them
-  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
-    const uint index = first + i * SUBGROUP_SIZE;
-    if (index < g_n) stage_value(rank[i], TILE_VALUE(i, index));
+#if KEY_BITS == 32
+  // 32-bit keys' values are loaded now, all before any is staged (CUB's order), from one row
+  // pointer at constant offsets. The tile's first index comes through an identity shuffle, as
+  // rank_shift does: otherwise NVIDIA's compiler hoisted the loads above the look-back and kept
+  // every value live through it. H200, 2^28 u32/u32 pairs at 384 x 14, same runs: 13.38 ms
+  // loaded one by one into their places (60 registers), 14.23 all at once without the shuffle
+  // (104), 8.46 with it and the write-out's index through a shuffle too (56).
+  const uint value_first = subgroupShuffle(first, lane);
+  if ((pc.flags & GS_SORT_INDEX_VALUES) != 0u) {
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) values[i] = value_t(pc.index_base + value_first + i * SUBGROUP_SIZE);
+  } else {
+    // rows: this invocation's loads that fall before n, all of a full tile's
+    const uint rows = full_tile ? KEYS_PER_THREAD : (g_n > value_first ? (g_n - value_first + SUBGROUP_SIZE - 1u) / SUBGROUP_SIZE : 0u);
+    ValuesIn row = ValuesIn(element_address(pc.values_in, value_first, VALUE_WORDS * 4u));
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) values[i] = i < rows ? row.values[i * SUBGROUP_SIZE] : value_t(0);
   }
+#endif
+  barrier(); // staged keys read before the values overwrite them
+  // (padding's ranks lie past the valid positions, which alone are written out)
+  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) stage_value(rank[i], values[i]);
   barrier();
+  // (through the shuffle, the positions are not the key write-out's, kept live until here)
+  const uint value_lid = subgroupShuffle(lid, lane);
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
-    const uint j = lid + i * WORKGROUP_SIZE;
-    if (j < valid) store_value(dest[i], staged_value(j));
+    const uint j = value_lid + i * WORKGROUP_SIZE;
+    if (j < valid) {
+      const uint d = bitfieldExtract(written_digits[i / DIGITS_PER_WORD], int(RADIX_BITS * (i % DIGITS_PER_WORD)), int(RADIX_BITS));
+      store_value(s_digit_dest[d] + j, staged_value(j));
+    }
   }
 #endif
 }

@@ -53,7 +53,16 @@ enum { ANY = 0 };
  * 8.61 at 512 x 16; sorted keys at 2^26 1.54 against 2.31 at 256 x 32);
  * u32/u32 pairs with keys and values in registers took 13.49 at best (384 x 16) and u32/u64
  * pairs 16.01 (384 x 12), against 10.90 and 14.45 held.
- * NVIDIA, 32-bit keys with 32-bit values: the values held with the keys in registers
+ * NVIDIA, 32-bit keys with 32-bit values (0.7.25): keys in registers with early counts, the
+ * values loaded after the keys are written out, all at once (radix_onesweep.comp), in 512 x 15:
+ * 64 registers at most let two workgroups of 512 share an SM. H200, 2^28 u32/u32 pairs, ms and
+ * registers, each beside CUB's 7.43 to 7.49 ms in its run: 512 x 15 7.69 and 7.71 (62), 448 x
+ * 17 7.78 (70), 512 x 14 7.95 (59), 384 x 19 8.01 (80), 448 x 16 8.02 (66), 384 x 17 8.37 (70),
+ * 384 x 14 8.48 (56, three workgroups an SM), 256 x 28 8.59 (114), 320 x 16 9.45 (66), and past
+ * the registers for two workgroups, 512 x 16 10.92 (68), 384 x 23 11.20 (96; CUB's tile), 384 x
+ * 20 11.74 (84); against 8.72 to 8.80 held at 384 x 14 (below). u32/u64 pairs keep their held
+ * keys in 512 x 10, now with the values loaded the same way: 10.58 ms against 13.47 (same run).
+ * Before, the values were held with the keys in registers
  * (radix_onesweep.comp's HOLD_VALUES without HOLD_KEYS), so shared memory holds a tile of
  * about 5400 keys (H200, 2^28 u32/u32 pairs, two rounds, same run, ms and registers): 384 x 14
  * 8.759 (75), 320 x 17 8.784 (80), 448 x 12 8.795 (71), 256 x 21 8.801 (88), 512 x 10 13.17
@@ -210,9 +219,9 @@ typedef struct {
    [GS_SORT_PAIRS64] = {workgroup, keys64}}
 static const preset presets[] = {
     {.name = "nvidia", .vendor_id = 0x10DE, .driver_id = ANY, .subgroup_size = 32,
-     .sort = {[GS_SORT_KEYS32] = {256, 28}, [GS_SORT_PAIRS32_32] = {384, 14}, [GS_SORT_PAIRS32_64] = {512, 10},
+     .sort = {[GS_SORT_KEYS32] = {256, 28}, [GS_SORT_PAIRS32_32] = {512, 15}, [GS_SORT_PAIRS32_64] = {512, 10},
               [GS_SORT_KEYS64] = {320, 17}, [GS_SORT_PAIRS64] = {256, 20}},
-     .hold_keys = BIT(GS_SORT_PAIRS32_64), .hold_values = BIT(GS_SORT_PAIRS32_32),
+     .hold_keys = BIT(GS_SORT_PAIRS32_64),
      .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64),
      .scan_workgroup = 512, .scan_rows = 12, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
      .bitonic_max_keys = 1u << 12, .compact_workgroup = 512, .compact_subtiles = 2, .histogram_groups = 1056,
