@@ -580,9 +580,10 @@ void main() {
   // 32-bit keys' values are loaded now, all before any is staged (CUB's order), from one row
   // pointer at constant offsets. The tile's first index comes through an identity shuffle, as
   // rank_shift does: otherwise NVIDIA's compiler hoisted the loads above the look-back and kept
-  // every value live through it. H200, 2^28 u32/u32 pairs at 384 x 14, same runs: 13.38 ms
-  // loaded one by one into their places (60 registers), 14.23 all at once without the shuffle
-  // (104), 8.46 with it and the write-out's index through a shuffle too (56).
+  // every value live through it. H200, 2^28 u32/u32 pairs at 384 x 14: 13.38 ms loaded one by
+  // one into their places (60 registers) against 14.23 all at once without the shuffle (104),
+  // same run; in another, 8.46 with it and the write-out's index through a shuffle too (56)
+  // against 8.80 held.
   const uint value_first = subgroupShuffle(first, lane);
   if ((pc.flags & GS_SORT_INDEX_VALUES) != 0u) {
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) values[i] = value_t(pc.index_base + value_first + i * SUBGROUP_SIZE);
