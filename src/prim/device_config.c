@@ -56,12 +56,13 @@ enum { ANY = 0 };
  * NVIDIA, 32-bit keys with 32-bit values (0.7.25): keys in registers with early counts, the
  * values loaded after the keys are written out, all at once (radix_onesweep.comp), in 512 x 15:
  * 64 registers at most let two workgroups of 512 share an SM. H200, 2^28 u32/u32 pairs, ms and
- * registers, each beside CUB's 7.43 to 7.49 ms in its run: 512 x 15 7.69 and 7.71 (62), 448 x
+ * registers, each beside CUB's 7.41 to 7.49 ms in its run (some shapes with each load's index
+ * clamped instead of a row count, up to two registers more): 512 x 15 7.69 and 7.71 (62), 448 x
  * 17 7.78 (70), 512 x 14 7.95 (59), 384 x 19 8.01 (80), 448 x 16 8.02 (66), 384 x 17 8.37 (70),
  * 384 x 14 8.48 (56, three workgroups an SM), 256 x 28 8.59 (114), 320 x 16 9.45 (66), and past
  * the registers for two workgroups, 512 x 16 10.92 (68), 384 x 23 11.20 (96; CUB's tile), 384 x
  * 20 11.74 (84); against 8.72 to 8.80 held at 384 x 14 (below). u32/u64 pairs keep their held
- * keys in 512 x 10, now with the values loaded the same way: 10.58 ms against 13.47 (same run).
+ * keys in 512 x 10, now with the values loaded the same way: 10.51 ms against 13.31 (same run).
  * Before, the values were held with the keys in registers
  * (radix_onesweep.comp's HOLD_VALUES without HOLD_KEYS), so shared memory holds a tile of
  * about 5400 keys (H200, 2^28 u32/u32 pairs, two rounds, same run, ms and registers): 384 x 14
