@@ -97,6 +97,13 @@ const uint HELD_VALUE_BASE = HELD_KEYS_END > TILE_KEYS ? HELD_KEYS_END : TILE_KE
 const uint HELD_WORDS = HOLD_VALUES ? HELD_VALUE_BASE + TILE_KEYS : HELD_KEYS_END;
 const uint STAGE_WORDS = HELD_WORDS > STAGED_WORDS ? HELD_WORDS : STAGED_WORDS;
 const uint DIGITS_PER_INVOCATION = (RADIX + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
+// An invocation's digits packed into words, RADIX_BITS each (the held keys' digits while they
+// are ranked, the written positions' digits while their values wait).
+const uint DIGITS_PER_WORD = 32u / RADIX_BITS;
+const uint PACKED_DIGIT_WORDS = (KEYS_PER_THREAD + DIGITS_PER_WORD - 1u) / DIGITS_PER_WORD;
+#define PACK_DIGIT(words, i, digit) words[(i) / DIGITS_PER_WORD] |= (digit) << (RADIX_BITS * ((i) % DIGITS_PER_WORD))
+#define PACKED_DIGIT(words, i) \
+  bitfieldExtract(words[(i) / DIGITS_PER_WORD], int(RADIX_BITS * ((i) % DIGITS_PER_WORD)), int(RADIX_BITS))
 
 // Reused: first each subgroup's digit counters (and the keys, and values, held while ranked),
 // then the tile's keys in sorted order, then its values (held values: the values in sorted
@@ -432,19 +439,17 @@ void main() {
   // 1.64. Not for 64-bit keys in registers, whose digits take a 64-bit shift each: packed, u64
   // keys took 100 registers against 95, one workgroup an SM, and 26.42 ms against 17.62 (pairs
   // unchanged, 25.71).
-  const uint DIGITS_PER_WORD = 32u / RADIX_BITS;
-  uint held_digits[(KEYS_PER_THREAD + DIGITS_PER_WORD - 1u) / DIGITS_PER_WORD];
+  uint held_digits[PACKED_DIGIT_WORDS];
   if (HOLD_KEYS) {
     [[unroll]] for (uint w = 0u; w < held_digits.length(); w++) held_digits[w] = 0u;
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++)
-      held_digits[i / DIGITS_PER_WORD] |= digit_of(keys[i]) << (RADIX_BITS * (i % DIGITS_PER_WORD));
+      PACK_DIGIT(held_digits, i, digit_of(keys[i]));
   }
   // Keys in registers are ranked by digits taken at rank_shift, the pass's shift until the early
   // counts are published, then an opaque copy of it (below).
   uint rank_shift = pc.shift;
 #define RANKED_DIGIT(i) \
-  (HOLD_KEYS ? bitfieldExtract(held_digits[(i) / DIGITS_PER_WORD], int(RADIX_BITS * ((i) % DIGITS_PER_WORD)), int(RADIX_BITS)) \
-             : key_digit(keys[i], rank_shift, pc.bits))
+  (HOLD_KEYS ? PACKED_DIGIT(held_digits, i) : key_digit(keys[i], rank_shift, pc.bits))
   // EARLY_COUNTS: the tile's digit counts are counted (a shared atomic a key) and published
   // before the keys are ranked; the counters then start at each subgroup's first tile position
   // of each digit, and the ranks below are tile positions. What it buys is registers, not a
@@ -554,7 +559,7 @@ void main() {
 #if VALUE_WORDS > 0
   // Each written position's digit, packed as the held digits are: its value goes where its key
   // went. (Each destination kept instead: ten registers more, H200, 384 x 14, 104 against 94.)
-  uint written_digits[(KEYS_PER_THREAD + DIGITS_PER_WORD - 1u) / DIGITS_PER_WORD];
+  uint written_digits[PACKED_DIGIT_WORDS];
   [[unroll]] for (uint w = 0u; w < written_digits.length(); w++) written_digits[w] = 0u;
 #endif
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
@@ -568,7 +573,7 @@ void main() {
       if (HOLD_VALUES)
         store_value(to, staged_value(j));
       else
-        written_digits[i / DIGITS_PER_WORD] |= d << (RADIX_BITS * (i % DIGITS_PER_WORD));
+        PACK_DIGIT(written_digits, i, d);
 #endif
     }
   }
@@ -602,10 +607,7 @@ void main() {
   const uint value_lid = subgroupShuffle(lid, lane);
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
     const uint j = value_lid + i * WORKGROUP_SIZE;
-    if (j < valid) {
-      const uint d = bitfieldExtract(written_digits[i / DIGITS_PER_WORD], int(RADIX_BITS * (i % DIGITS_PER_WORD)), int(RADIX_BITS));
-      store_value(s_digit_dest[d] + j, staged_value(j));
-    }
+    if (j < valid) store_value(s_digit_dest[PACKED_DIGIT(written_digits, i)] + j, staged_value(j));
   }
 #endif
 }

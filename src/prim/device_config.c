@@ -10,10 +10,10 @@ enum { ANY = 0 };
 /* Presets, first match wins. Tiles of 16 subgroups; sort tiles of 9 keys per invocation for
  * 32-bit keys with or without values, 5 for 64-bit keys with or without, 16 on lavapipe. On
  * NVIDIA each layout has its own tile (invocations x keys, held or in registers, early counts
- * or not): 32-bit keys alone 256 x 28 in registers, with early counts; with 32-bit values 384
- * x 14, the keys in registers and the values held, with early counts; with 64-bit values 512 x
- * 10, held (as many as shared memory holds); 64-bit keys alone 320 x 17 in registers, with
- * early counts; 64-bit keys with values 256 x 20 in registers.
+ * or not): 32-bit keys alone 256 x 28 in registers, with early counts; with 32-bit values 512
+ * x 15, the keys in registers and the values loaded after the look-back, with early counts;
+ * with 64-bit values 512 x 10, held (as many as shared memory holds); 64-bit keys alone 320 x
+ * 17 in registers, with early counts; 64-bit keys with values 256 x 20 in registers.
  * NVIDIA, occupancy: the driver gives a compute pipeline about 100 KiB of shared memory per SM
  * (H200, 580.159.04), not the 228 the SM has, so three workgroups share an SM only when each
  * takes at most about 33 KiB, whatever their registers allow. H200, 2^28 u32 keys, same runs:
