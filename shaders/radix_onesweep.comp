@@ -86,7 +86,7 @@ const uint ITEM_WORDS = VALUE_WORDS > KEY_WORDS ? VALUE_WORDS : KEY_WORDS;
 // 13. With the keys in registers, not held beside the values, a tile holds a quarter more keys:
 // H200, same run, 8.76 ms at 384 x 14 against 9.84 at 256 x 17 (src/prim/device_config.c has
 // the shapes). Since the values after the look-back are loaded all at once (below), no preset
-// holds them: H200, 2^28, 8.46 ms at 384 x 14 so against 8.80 held, and 7.69 at 512 x 15.
+// holds them: H200, 2^28, 8.46 ms at 384 x 14 so against 8.80 held, and 7.27 at 384 x 26.
 const bool HOLD_VALUES = HOLD_VALUES_WANTED && VALUE_WORDS == 1 && KEY_BITS == 32;
 const uint STAGED_KEY_BASE = HOLD_VALUES ? TILE_KEYS : 0u;
 const uint STAGED_WORDS = HOLD_VALUES ? 2u * TILE_KEYS : TILE_KEYS * ITEM_WORDS;
@@ -123,6 +123,11 @@ uint digit_of(key_t ordered) { return key_digit(ordered, pc.shift, pc.bits); }
 // The pass's key count and tiles: from the push constants, or for an indirect sort from the
 // control block that radix_prepare_indirect filled from the caller's count.
 uint g_n, g_tiles;
+
+// How many of an invocation's rows, first + i * SUBGROUP_SIZE, fall before n: all of a full tile's.
+uint rows_before_n(uint first, bool full_tile) {
+  return full_tile ? KEYS_PER_THREAD : (g_n > first ? (g_n - first + SUBGROUP_SIZE - 1u) / SUBGROUP_SIZE : 0u);
+}
 
 key_t load_key(uint index) {
   const key_t k = KeysIn(pc.keys_in).keys[index];
@@ -184,6 +189,17 @@ void store_value(uint to, value_t v) {
     ValueOut(element_address(pc.values_out, to, VALUE_WORDS * 4)).value = v;
   else
     ValuesOut(pc.values_out).values[to] = v;
+}
+
+// The invocation's values at first + i * SUBGROUP_SIZE for i < rows (zero past them), from one
+// row pointer at constant offsets: no bounds test per value, and no index kept per value.
+void load_value_rows(out value_t values[KEYS_PER_THREAD], uint first, uint rows) {
+  if ((pc.flags & GS_SORT_INDEX_VALUES) != 0u) {
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) values[i] = value_t(pc.index_base + first + i * SUBGROUP_SIZE);
+  } else {
+    ValuesIn row = ValuesIn(element_address(pc.values_in, first, VALUE_WORDS * 4u));
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) values[i] = i < rows ? row.values[i * SUBGROUP_SIZE] : value_t(0);
+  }
 }
 #endif
 
@@ -372,21 +388,27 @@ void main() {
   // against 16.50; but uniform keys' passes take 0.4% longer for the branch (u32 keys 6.318 ms
   // against 6.294; the same with the branch before the loads).
   if (!REDUCE_THEN_SCAN && s_ticket >= GS_SORT_COPY_TICKETS) {
+    // Rows at constant offsets from one pointer each (keys out, values in and out), as the
+    // values after the look-back are loaded: an index and a bounds test per key kept every
+    // key's index live beside its key and value, and this branch set the pipeline's registers.
+    // H200, u32/u32 pairs at 384 x 23: 72 registers against 96 (two workgroups an SM against
+    // one; 2^28 7.53 ms against 11.20, same run), u32 keys at 256 x 28 5.62 against 5.67.
+    const uint rows = rows_before_n(first, full_tile);
+    const uint to_first = pc.index_base + first; // (index_base: a segment's first key)
 #if VALUE_WORDS > 0
     // (all loaded before any is stored: loaded one by one after the keys' stores, 2^26 equal
     // u32 keys with u32 values took 1.95 ms against 1.16)
     value_t copied[KEYS_PER_THREAD];
-    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
-      const uint index = first + i * SUBGROUP_SIZE;
-      copied[i] = index < g_n ? load_value(index) : value_t(0);
-    }
+    load_value_rows(copied, first, rows);
+    ValuesOut value_row = ValuesOut(element_address(pc.values_out, to_first, VALUE_WORDS * 4u));
 #endif
+    KeysOut key_row = KeysOut(element_address(pc.keys_out, to_first, KEY_BITS / 8u));
+    const bool last_pass = (pc.flags & GS_SORT_LAST_PASS) != 0u;
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
-      const uint index = first + i * SUBGROUP_SIZE;
-      if (index < g_n) {
-        store_key(pc.index_base + index, keys[i]); // (index_base: a segment's first key)
+      if (i < rows) {
+        key_row.keys[i * SUBGROUP_SIZE] = last_pass ? key_from_ordered(keys[i]) : keys[i];
 #if VALUE_WORDS > 0
-        store_value(pc.index_base + index, copied[i]);
+        value_row.values[i * SUBGROUP_SIZE] = copied[i];
 #endif
       }
     }
@@ -538,11 +560,9 @@ void main() {
   // their tiles leave the registers for it (on NVIDIA 384 invocations, two workgroups per SM at
   // up to 80). H100, 2^28, same run: u64/u64 pairs 32.71 ms against 39.04 (78 registers),
   // u64/u32 28.46 against 36.23 (71). In tiles of 512, 32-bit keys' pass went past 64
-  // registers so: u32/u32 pairs 13.98 ms against 12.33, u32/u64 17.02 against 14.79.
-  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
-    const uint index = first + i * SUBGROUP_SIZE;
-    values[i] = index < g_n ? load_value(index) : value_t(0);
-  }
+  // registers so: u32/u32 pairs 13.98 ms against 12.33, u32/u64 17.02 against 14.79. (From a
+  // row pointer, as every value load: H200, 2^28 u64/u64 pairs 25.16 ms against 25.25.)
+  load_value_rows(values, first, rows_before_n(first, full_tile));
 #endif
   if (!REDUCE_THEN_SCAN && tile != 0u) look_back(tile);
   barrier();
@@ -590,14 +610,7 @@ void main() {
   // same run; in another, 8.46 with it and the write-out's index through a shuffle too (56)
   // against 8.80 held.
   const uint value_first = subgroupShuffle(first, lane);
-  if ((pc.flags & GS_SORT_INDEX_VALUES) != 0u) {
-    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) values[i] = value_t(pc.index_base + value_first + i * SUBGROUP_SIZE);
-  } else {
-    // rows: this invocation's loads that fall before n, all of a full tile's
-    const uint rows = full_tile ? KEYS_PER_THREAD : (g_n > value_first ? (g_n - value_first + SUBGROUP_SIZE - 1u) / SUBGROUP_SIZE : 0u);
-    ValuesIn row = ValuesIn(element_address(pc.values_in, value_first, VALUE_WORDS * 4u));
-    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) values[i] = i < rows ? row.values[i * SUBGROUP_SIZE] : value_t(0);
-  }
+  load_value_rows(values, value_first, rows_before_n(value_first, full_tile));
 #endif
   barrier(); // staged keys read before the values overwrite them
   // (padding's ranks lie past the valid positions, which alone are written out)
