@@ -65,7 +65,7 @@ if has bench; then
   done
   # throughput against n for the README's plot: bench --json from 2^16 to 2^28, CUB beside it
   jsons=()
-  for spec in "--keys u32" "--keys f32" "--keys u32 --values u32" "--keys u64"; do
+  for spec in "--keys u32" "--keys f32" "--keys u32 --values u32" "--keys u64" "--keys u64 --values u64"; do
     name=$(echo "$spec" | tr -d ' -')
     "$build/gpusort" bench --json $spec --sizes 2^16,2^18,2^20,2^22,2^24,2^26,2^28 > "$results/plot_$name.json" 2> /dev/null
     jsons+=("$results/plot_$name.json")

@@ -10,8 +10,8 @@ enum { ANY = 0 };
 /* Presets, first match wins. Tiles of 16 subgroups; sort tiles of 9 keys per invocation for
  * 32-bit keys with or without values, 5 for 64-bit keys with or without, 16 on lavapipe. On
  * NVIDIA each layout has its own tile (invocations x keys, held or in registers, early counts
- * or not): 32-bit keys alone 256 x 28 in registers, with early counts; with 32-bit values 512
- * x 15, the keys in registers and the values loaded after the look-back, with early counts;
+ * or not): 32-bit keys alone 256 x 28 in registers, with early counts; with 32-bit values 384
+ * x 26, the keys in registers and the values loaded after the look-back, with early counts;
  * with 64-bit values 512 x 10, held (as many as shared memory holds); 64-bit keys alone 320 x
  * 17 in registers, with early counts; 64-bit keys with values 256 x 20 in registers.
  * NVIDIA, occupancy: the driver gives a compute pipeline about 100 KiB of shared memory per SM
@@ -53,6 +53,20 @@ enum { ANY = 0 };
  * 8.61 at 512 x 16; sorted keys at 2^26 1.54 against 2.31 at 256 x 32);
  * u32/u32 pairs with keys and values in registers took 13.49 at best (384 x 16) and u32/u64
  * pairs 16.01 (384 x 12), against 10.90 and 14.45 held.
+ * NVIDIA, 32-bit keys with 32-bit values (0.7.26): 384 x 26, two workgroups an SM at up to 80
+ * registers, once the copy pass (radix_onesweep.comp) stores from row pointers too: its 26
+ * keys, values and indices had set the pipeline's registers (384 x 23: 96 before, 72 after).
+ * H200, 2^28 u32/u32 pairs, ms and registers, beside CUB's 7.42 to 7.48 in each run: 384 x 27
+ * 7.26 (80), 384 x 26 7.27 and 7.32 (78), 384 x 25 7.35 (76), 384 x 24 7.42 (74), 512 x 17 7.44
+ * (64), 448 x 20 7.46 (66), 448 x 19 7.50 (64), 512 x 16 7.52, 384 x 23 7.53 (72), 416 x 22
+ * 7.54 (69), 320 x 30 7.59 (85), 384 x 22 7.62 (70), 448 x 18 7.64 (62), 512 x 15 7.69 (62),
+ * 320 x 28 7.75 (82), 256 x 32 8.25 (91), 256 x 28 8.57 (81), and past 80, one workgroup an
+ * SM: 384 x 28 10.57 (82), 416 x 24 10.90 (73, past 72 for 416), 352 x 31 10.94 (87). 384 x
+ * 27 takes f32 keys' first and last passes to 81 registers (f32/u32 pairs 8.97 ms against 7.32
+ * at 384 x 26, whose float pipeline takes 79). 2^26 at 384 x 26 against 512 x 15: uniform 1.896
+ * against 1.987, sorted 1.804 against 1.879, few 1.694 against 1.776, entropy 1.941 against
+ * 2.021; 2^22 0.209 against 0.195 (421 tiles against 547; below 128 tiles of their own, small
+ * sorts take the small tiles below).
  * NVIDIA, 32-bit keys with 32-bit values (0.7.25): keys in registers with early counts, the
  * values loaded after the keys are written out, all at once (radix_onesweep.comp), in 512 x 15:
  * 64 registers at most let two workgroups of 512 share an SM. H200, 2^28 u32/u32 pairs, ms and
@@ -220,7 +234,7 @@ typedef struct {
    [GS_SORT_PAIRS64] = {workgroup, keys64}}
 static const preset presets[] = {
     {.name = "nvidia", .vendor_id = 0x10DE, .driver_id = ANY, .subgroup_size = 32,
-     .sort = {[GS_SORT_KEYS32] = {256, 28}, [GS_SORT_PAIRS32_32] = {512, 15}, [GS_SORT_PAIRS32_64] = {512, 10},
+     .sort = {[GS_SORT_KEYS32] = {256, 28}, [GS_SORT_PAIRS32_32] = {384, 26}, [GS_SORT_PAIRS32_64] = {512, 10},
               [GS_SORT_KEYS64] = {320, 17}, [GS_SORT_PAIRS64] = {256, 20}},
      .hold_keys = BIT(GS_SORT_PAIRS32_64),
      .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64),
