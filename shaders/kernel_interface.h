@@ -40,8 +40,7 @@
 #define GS_SPEC_HOLD_KEYS 13     /* sort: keys wait in shared memory while they are ranked */
 #define GS_SPEC_COMPACT_SUBTILES 14 /* compact.comp: sub-tiles staged per look-back */
 #define GS_SPEC_EARLY_COUNTS 15  /* sort: a tile's digit counts are published before its keys are ranked */
-#define GS_SPEC_HOLD_VALUES 16  /* sort: 32-bit values wait in shared memory while their keys are ranked */
-#define GS_SPEC_COUNT 17
+#define GS_SPEC_COUNT 16
 
 /* Look-back descriptors of the sort hold a 2-bit status and a 30-bit count (lib/lookback.glsl). */
 #define GS_LOOKBACK_COUNT_MASK 0x3FFFFFFFu

@@ -37,7 +37,6 @@ layout(constant_id = GS_SPEC_SEGMENTED) const bool SEGMENTED = false;
 layout(constant_id = GS_SPEC_REDUCE_THEN_SCAN) const bool REDUCE_THEN_SCAN = false;
 layout(constant_id = GS_SPEC_HOLD_KEYS) const bool HOLD_KEYS = true;
 layout(constant_id = GS_SPEC_EARLY_COUNTS) const bool EARLY_COUNTS = false;
-layout(constant_id = GS_SPEC_HOLD_VALUES) const bool HOLD_VALUES_WANTED = false;
 
 #if VALUE_WORDS == 2
 #define value_t uint64_t
@@ -78,23 +77,8 @@ const uint SUBGROUP_KEYS = SUBGROUP_SIZE * KEYS_PER_THREAD;
 const uint KEY_WORDS = KEY_BITS / 32;
 const uint COUNTER_WORDS = NUM_SUBGROUPS * RADIX;
 const uint ITEM_WORDS = VALUE_WORDS > KEY_WORDS ? VALUE_WORDS : KEY_WORDS;
-// HOLD_VALUES (32-bit keys and values): the values are loaded with the keys and held in shared
-// memory, after the held keys or (keys in registers) where the staged values will not reach,
-// then staged before the look-back, the values first and the keys after them: no value load
-// waits after the look-back and no rank stays live through it. H100, 2^28 u32/u32 pairs, same
-// run: 11.39 ms at 256 x 17 against 12.29 with the values loaded after the look-back at 512 x
-// 13. With the keys in registers, not held beside the values, a tile holds a quarter more keys:
-// H200, same run, 8.76 ms at 384 x 14 against 9.84 at 256 x 17 (src/prim/device_config.c has
-// the shapes). Since the values after the look-back are loaded all at once (below), no preset
-// holds them: H200, 2^28, 8.46 ms at 384 x 14 so against 8.80 held, and 7.27 at 384 x 26.
-const bool HOLD_VALUES = HOLD_VALUES_WANTED && VALUE_WORDS == 1 && KEY_BITS == 32;
-const uint STAGED_KEY_BASE = HOLD_VALUES ? TILE_KEYS : 0u;
-const uint STAGED_WORDS = HOLD_VALUES ? 2u * TILE_KEYS : TILE_KEYS * ITEM_WORDS;
-// counters, then held keys, then held values, past the staged values' TILE_KEYS words (held
-// keys end past them already)
-const uint HELD_KEYS_END = COUNTER_WORDS + (HOLD_KEYS ? TILE_KEYS * KEY_WORDS : 0u);
-const uint HELD_VALUE_BASE = HELD_KEYS_END > TILE_KEYS ? HELD_KEYS_END : TILE_KEYS;
-const uint HELD_WORDS = HOLD_VALUES ? HELD_VALUE_BASE + TILE_KEYS : HELD_KEYS_END;
+const uint STAGED_WORDS = TILE_KEYS * ITEM_WORDS;
+const uint HELD_WORDS = COUNTER_WORDS + (HOLD_KEYS ? TILE_KEYS * KEY_WORDS : 0u); // counters, then held keys
 const uint STAGE_WORDS = HELD_WORDS > STAGED_WORDS ? HELD_WORDS : STAGED_WORDS;
 const uint DIGITS_PER_INVOCATION = (RADIX + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
 // An invocation's digits packed into words, RADIX_BITS each (the held keys' digits while they
@@ -105,9 +89,8 @@ const uint PACKED_DIGIT_WORDS = (KEYS_PER_THREAD + DIGITS_PER_WORD - 1u) / DIGIT
 #define PACKED_DIGIT(words, i) \
   bitfieldExtract(words[(i) / DIGITS_PER_WORD], int(RADIX_BITS * ((i) % DIGITS_PER_WORD)), int(RADIX_BITS))
 
-// Reused: first each subgroup's digit counters (and the keys, and values, held while ranked),
-// then the tile's keys in sorted order, then its values (held values: the values in sorted
-// order, then the keys).
+// Reused: first each subgroup's digit counters (and the keys, held while ranked), then the
+// tile's keys in sorted order, then its values.
 shared uint s_stage[STAGE_WORDS];
 shared uint s_digit_count[RADIX]; // keys of each digit in this tile
 shared uint s_digit_start[RADIX]; // first position of each digit in tile order
@@ -135,7 +118,6 @@ key_t load_key(uint index) {
 }
 
 void stage_key(uint position, key_t ordered) {
-  position += STAGED_KEY_BASE;
 #if KEY_BITS == 64
   s_stage[position] = uint(ordered);
   s_stage[TILE_KEYS + position] = uint(ordered >> 32);
@@ -145,7 +127,6 @@ void stage_key(uint position, key_t ordered) {
 }
 
 key_t staged_key(uint position) {
-  position += STAGED_KEY_BASE;
 #if KEY_BITS == 64
   return key_t(s_stage[position]) | (key_t(s_stage[TILE_KEYS + position]) << 32);
 #else
@@ -162,11 +143,6 @@ void store_key(uint to, key_t ordered) {
 }
 
 #if VALUE_WORDS > 0
-value_t load_value(uint index) {
-  if ((pc.flags & GS_SORT_INDEX_VALUES) != 0u) return value_t(pc.index_base + index);
-  return ValuesIn(pc.values_in).values[index];
-}
-
 void stage_value(uint position, value_t v) {
 #if VALUE_WORDS == 2
   s_stage[position] = uint(v);
@@ -345,7 +321,7 @@ void main() {
   // Load: subgroup s owns keys [s * SUBGROUP_KEYS, (s + 1) * SUBGROUP_KEYS) of the tile, lane by
   // lane, so every load is contiguous across the subgroup and ranks follow input order.
   // Positions past n hold the largest key, which ranks after every real key. Every tile but the
-  // last is full and loads its keys (and held values) without bounds checks, which let NVIDIA's
+  // last is full and loads its keys without bounds checks, which let NVIDIA's
   // compiler keep fewer registers: H100, 2^28 u32/u32 pairs at 256 x 17, same run: 73 registers
   // against 107, 11.32 ms against 11.41; at 384 x 10, 47 against 66. Another run, float keys
   // (the second branch): f32 keys 7.22 ms against 7.30, f64 22.54 against 22.62.
@@ -425,24 +401,6 @@ void main() {
   // Not on lavapipe, where every shared access is a loop over the lanes: 2^22 u32 keys took
   // 1.5 s so against 0.95.
   const uint held = COUNTER_WORDS + gl_SubgroupID * SUBGROUP_KEYS + lane;
-  const uint held_value = HELD_VALUE_BASE + gl_SubgroupID * SUBGROUP_KEYS + lane;
-#if VALUE_WORDS > 0
-  // Held values are loaded here, beside the keys' loads, and wait after the held keys (or past
-  // the staged values' place, where the keys stay in registers).
-  value_t values[KEYS_PER_THREAD];
-  if (HOLD_VALUES) {
-    if (full_tile) {
-      [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) values[i] = load_value(first + i * SUBGROUP_SIZE);
-    } else {
-      [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
-        const uint index = first + i * SUBGROUP_SIZE;
-        values[i] = index < g_n ? load_value(index) : value_t(0);
-      }
-    }
-    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) s_stage[held_value + i * SUBGROUP_SIZE] = uint(values[i]);
-  }
-#define HELD_VALUE(i) value_t(s_stage[held_value + (i) * SUBGROUP_SIZE])
-#endif
   if (HOLD_KEYS) [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
 #if KEY_BITS == 64
     s_stage[held + i * SUBGROUP_SIZE] = uint(keys[i]);
@@ -546,15 +504,11 @@ void main() {
   }
   if (HOLD_KEYS) [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) keys[i] = HELD_KEY(i);
   barrier(); // all counters (and held keys) read before staged items overwrite them
-#if VALUE_WORDS > 0
-  // Held values go straight to their places, which never cover the held values.
-  if (HOLD_VALUES) {
-    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) stage_value(rank[i], HELD_VALUE(i));
-    barrier(); // held values read before the staged keys overwrite them
-  }
-#endif
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) stage_key(rank[i], keys[i]);
 
+#if VALUE_WORDS > 0
+  value_t values[KEYS_PER_THREAD];
+#endif
 #if VALUE_WORDS > 0 && KEY_BITS == 64
   // 64-bit keys' values are loaded before the look-back, whose wait then hides their latency;
   // their tiles leave the registers for it (on NVIDIA 384 invocations, two workgroups per SM at
@@ -590,17 +544,13 @@ void main() {
       const uint to = s_digit_dest[d] + j;
       store_key(to, k);
 #if VALUE_WORDS > 0
-      if (HOLD_VALUES)
-        store_value(to, staged_value(j));
-      else
-        PACK_DIGIT(written_digits, i, d);
+      PACK_DIGIT(written_digits, i, d);
 #endif
     }
   }
 
 #if VALUE_WORDS > 0
   // Values take the same way: staged at their keys' ranks, written where the keys went.
-  if (HOLD_VALUES) return;
 #if KEY_BITS == 32
   // 32-bit keys' values are loaded now, all before any is staged (CUB's order), from one row
   // pointer at constant offsets. The tile's first index comes through an identity shuffle, as
@@ -608,7 +558,8 @@ void main() {
   // every value live through it. H200, 2^28 u32/u32 pairs at 384 x 14: 13.38 ms loaded one by
   // one into their places (60 registers) against 14.23 all at once without the shuffle (104),
   // same run; in another, 8.46 with it and the write-out's index through a shuffle too (56)
-  // against 8.80 held.
+  // against 8.80 with the values loaded beside the keys and held in shared memory while the
+  // keys were ranked (0.7.13 to 0.7.25; no preset chose that after this, and it was removed).
   const uint value_first = subgroupShuffle(first, lane);
   load_value_rows(values, value_first, rows_before_n(value_first, full_tile));
 #endif

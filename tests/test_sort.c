@@ -14,8 +14,8 @@
  *   test_sort bits      bit ranges (--bits) of every key width, both directions
  *   test_sort stability many equal keys with their input index as value: equal keys must
  *                       keep input order in both directions
- *   test_sort stability32  the same for 32-bit keys only (32-bit keys with 32-bit values:
- *                       the held values' layout), for tile shapes slow to compile elsewhere
+ *   test_sort stability32  the same for 32-bit keys only (32-bit keys with 32-bit values),
+ *                       for tile shapes slow to compile elsewhere
  *   test_sort placements  the arrays arranged in place, apart, and with n read from a GPU
  *                       buffer (indirect), with even and odd pass counts and every payload
  *   test_sort segments  sorts in segments of a few tiles (as sorts too large for one pass's

@@ -77,9 +77,8 @@ enum { ANY = 0 };
  * the registers for two workgroups, 512 x 16 10.92 (68), 384 x 23 11.20 (96; CUB's tile), 384 x
  * 20 11.74 (84); against 8.72 to 8.80 held at 384 x 14 (below). u32/u64 pairs keep their held
  * keys in 512 x 10, now with the values loaded the same way: 10.51 ms against 13.31 (same run).
- * Before, the values were held with the keys in registers
- * (radix_onesweep.comp's HOLD_VALUES without HOLD_KEYS), so shared memory holds a tile of
- * about 5400 keys (H200, 2^28 u32/u32 pairs, two rounds, same run, ms and registers): 384 x 14
+ * Before (0.7.13 to 0.7.25, a path removed since), the values were loaded with the keys and
+ * held in shared memory while the keys, in registers, were ranked: a tile of about 5400 keys (H200, 2^28 u32/u32 pairs, two rounds, same run, ms and registers): 384 x 14
  * 8.759 (75), 320 x 17 8.784 (80), 448 x 12 8.795 (71), 256 x 21 8.801 (88), 512 x 10 13.17
  * (71, one workgroup an SM), 384 x 14 without early counts 9.115 (77), against 9.837 (76)
  * with the keys held beside the values at 256 x 17; sorted keys at 2^26 2.151 ms against 2.409.
@@ -194,8 +193,6 @@ typedef struct {
   uint32_t hold_keys;    /* the layouts whose keys wait in shared memory while ranked */
   uint32_t early_counts; /* the layouts whose tiles count and publish their digits before ranking
                           * their keys (radix_onesweep.comp's EARLY_COUNTS) */
-  uint32_t hold_values;  /* the layouts whose values wait in shared memory with their keys in
-                          * registers (values also wait wherever their keys do) */
   gs_sort_tile small[GS_SORT_SMALL_TILES]; /* tiles of small sorts, smallest first (none: {0}) */
   uint32_t small_min_tiles;
   uint32_t scan_small_rows, scan_small_min_tiles; /* small look-back scans' rows (0: none) */
@@ -319,7 +316,6 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   if (!c->sort_small_min_tiles) c->sort_small_min_tiles = 128;
   c->sort_hold_keys = layouts_switched(k->sort_hold_keys, p->hold_keys);
   c->sort_early_counts = layouts_switched(k->sort_early_counts, p->early_counts);
-  c->sort_hold_values = layouts_switched(k->sort_hold_values, p->hold_values | c->sort_hold_keys);
   c->scan_workgroup_size = k->scan_workgroup ? k->scan_workgroup : workgroup_for(info, c->subgroup_size, p->scan_workgroup);
   c->scan_rows = k->scan_rows ? k->scan_rows : p->scan_rows;
   /* small scans: the knob's rows, else none where a knob fixed the tile, else the preset's */
@@ -344,8 +340,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   const bool tuned = k->subgroup_size || k->sort_workgroup || k->sort_keys_per_thread || k->scan_workgroup ||
                      k->scan_rows || k->compact_subtiles || k->histogram_groups || k->lookback_spin || k->submit_keys ||
                      k->sort_hold_keys != GS_KNOB_UNSET || k->sort_early_counts != GS_KNOB_UNSET ||
-                     k->sort_hold_values != GS_KNOB_UNSET || k->sort_small_tile_count != GS_KNOB_UNSET ||
-                     k->scan_small_rows != GS_KNOB_UNSET;
+                     k->sort_small_tile_count != GS_KNOB_UNSET || k->scan_small_rows != GS_KNOB_UNSET;
   snprintf(c->preset, sizeof c->preset, "%s%s", p->name, tuned ? " (tuned by GPUSORT_*)" : "");
 }
 

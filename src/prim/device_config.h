@@ -49,8 +49,6 @@ typedef struct {
                                      * ranked (fewer registers, smaller tiles) */
   uint32_t sort_early_counts;       /* the layouts whose tiles publish their digit counts before
                                      * ranking their keys (radix_onesweep.comp) */
-  uint32_t sort_hold_values;        /* the layouts whose 32-bit values wait in shared memory while
-                                     * their keys are ranked (32-bit keys only) */
   uint32_t scan_workgroup_size;
   uint32_t scan_rows;               /* 16-byte vectors per invocation of a scan tile (a widened
                                      * accumulator's scan takes at most 8) */

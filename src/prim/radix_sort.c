@@ -18,15 +18,12 @@ enum {
 };
 
 /* Shared memory of a digit-binning pass (radix_onesweep.comp). held_key_bytes: the bytes of each
- * key held beside the counters while the keys are ranked (0: none held); held_value_bytes: those
- * of each value held after them, past the staged values (0: none held); staged_bytes: those of
- * each staged item (keys and values one after the other, or beside each other when the values
- * are held). */
+ * key held beside the counters while the keys are ranked (0: none held); staged_bytes: those of
+ * each staged item (keys, then values, staged in turn in the same words). */
 static uint32_t shared_bytes_for(uint32_t workgroup, uint32_t subgroup, uint32_t keys_per_thread,
-                                 unsigned held_key_bytes, unsigned held_value_bytes, unsigned staged_bytes) {
+                                 unsigned held_key_bytes, unsigned staged_bytes) {
   uint32_t subgroups = workgroup / subgroup, tile = workgroup * keys_per_thread;
   uint32_t held = subgroups * GS_RADIX + tile * (held_key_bytes / 4);
-  if (held_value_bytes) held = (held > tile ? held : tile) + tile * (held_value_bytes / 4);
   uint32_t staged = tile * (staged_bytes / 4);
   uint32_t stage = held > staged ? held : staged;
   return 4 * (stage + 5 * GS_RADIX + subgroups + 2);
@@ -38,10 +35,7 @@ static int fit_tile(const gs_radix_sort *s, uint32_t wg, uint32_t kpt, gs_radix_
   const gs_device *dev = s->dev;
   const uint32_t sg = dev->subgroup_size;
   const unsigned key = s->info->bytes, value = s->config.value_bytes;
-  const unsigned held_key = s->hold_keys ? key : 0, held_value = s->hold_values ? value : 0;
-  /* held values: 32-bit values with 32-bit keys (radix_onesweep.comp's HOLD_VALUES), held and
-   * staged beside their keys; otherwise keys and values are staged in turn */
-  const unsigned item = s->hold_values ? key + value : value > key ? value : key;
+  const unsigned held_key = s->hold_keys ? key : 0, item = value > key ? value : key;
   if (wg % sg != 0 || wg > dev->info.max_workgroup_size || wg < 64 || kpt == 0 || kpt > 64)
     return gs_fail(GPUSORT_ERROR_USAGE, "sort tile of %u invocations x %u keys does not suit this device", wg, kpt);
   /* llvmpipe (Mesa 22.3) loses the invocations that run one iteration more than others of the
@@ -55,10 +49,10 @@ static int fit_tile(const gs_radix_sort *s, uint32_t wg, uint32_t kpt, gs_radix_
   if (dev->info.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE && (subgroups & (subgroups - 1)) != 0)
     return gs_fail(GPUSORT_ERROR_USAGE, "sort tile of %u invocations: lavapipe sorts only in workgroups of a power of "
                    "two subgroups", wg);
-  while (kpt > 1 && shared_bytes_for(wg, sg, kpt, held_key, held_value, item) > dev->info.max_shared_bytes) kpt--;
-  if (shared_bytes_for(wg, sg, kpt, held_key, held_value, item) > dev->info.max_shared_bytes)
+  while (kpt > 1 && shared_bytes_for(wg, sg, kpt, held_key, item) > dev->info.max_shared_bytes) kpt--;
+  if (shared_bytes_for(wg, sg, kpt, held_key, item) > dev->info.max_shared_bytes)
     return gs_fail(GPUSORT_ERROR_NO_DEVICE, "the sort's shared memory does not fit this device");
-  *t = (gs_radix_sort_tile){wg, kpt, wg * kpt, shared_bytes_for(wg, sg, kpt, held_key, held_value, item)};
+  *t = (gs_radix_sort_tile){wg, kpt, wg * kpt, shared_bytes_for(wg, sg, kpt, held_key, item)};
   return GPUSORT_OK;
 }
 
@@ -68,7 +62,6 @@ static int choose_tile(gs_radix_sort *s, const gs_device_config *config) {
   const gs_sort_layout layout = gs_sort_layout_of(s->info->bytes, s->config.value_bytes);
   s->hold_keys = (config->sort_hold_keys & GS_SORT_LAYOUT_BIT(layout)) != 0;
   s->early_counts = (config->sort_early_counts & GS_SORT_LAYOUT_BIT(layout)) != 0;
-  s->hold_values = layout == GS_SORT_PAIRS32_32 && (config->sort_hold_values & GS_SORT_LAYOUT_BIT(layout)) != 0;
   gs_radix_sort_tile t;
   int rc = fit_tile(s, config->sort_tiles[layout].workgroup_size, config->sort_tiles[layout].keys_per_thread, &t);
   if (rc) return rc;
@@ -155,7 +148,6 @@ int gs_radix_sort_create(gs_device *dev, const gs_memops *memops, const gs_devic
   pass_spec[GS_SPEC_REDUCE_THEN_SCAN] = rts;
   pass_spec[GS_SPEC_HOLD_KEYS] = s->hold_keys;
   pass_spec[GS_SPEC_EARLY_COUNTS] = s->early_counts;
-  pass_spec[GS_SPEC_HOLD_VALUES] = s->hold_values;
   memcpy(s->kpt_spec, pass_spec, sizeof pass_spec);
   const uint32_t one_group[] = {64, 0};
   char pass_name[48];

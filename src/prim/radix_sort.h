@@ -67,7 +67,7 @@ typedef struct {
   gs_radix_sort_config config;
   const gs_key_info *info;
   uint32_t workgroup_size, keys_per_thread, tile_keys, shared_bytes;
-  bool hold_keys, hold_values, early_counts; /* the layout's choices (gs_device_config) */
+  bool hold_keys, early_counts; /* the layout's choices (gs_device_config) */
   uint32_t histogram_workgroup_size, histogram_max_groups;
   gs_kernel histogram, scan_histograms, prepare_indirect;
   /* reduce-then-scan: the upsweep and the scan of its tile table */
