@@ -77,11 +77,12 @@ enum { ANY = 0 };
  * the registers for two workgroups, 512 x 16 10.92 (68), 384 x 23 11.20 (96; CUB's tile), 384 x
  * 20 11.74 (84); against 8.72 to 8.80 held at 384 x 14 (below). u32/u64 pairs keep their held
  * keys in 512 x 10, now with the values loaded the same way: 10.51 ms against 13.31 (same run).
- * Before (0.7.13 to 0.7.25, a path removed since), the values were loaded with the keys and
- * held in shared memory while the keys, in registers, were ranked: a tile of about 5400 keys (H200, 2^28 u32/u32 pairs, two rounds, same run, ms and registers): 384 x 14
- * 8.759 (75), 320 x 17 8.784 (80), 448 x 12 8.795 (71), 256 x 21 8.801 (88), 512 x 10 13.17
- * (71, one workgroup an SM), 384 x 14 without early counts 9.115 (77), against 9.837 (76)
- * with the keys held beside the values at 256 x 17; sorted keys at 2^26 2.151 ms against 2.409.
+ * Before (0.7.13 to 0.7.25, a path removed since), the values were loaded with the keys and held in
+ * shared memory while the keys, in registers, were ranked: a tile of about 5400 keys (H200, 2^28
+ * u32/u32 pairs, two rounds, same run, ms and registers): 384 x 14 8.759 (75), 320 x 17 8.784 (80),
+ * 448 x 12 8.795 (71), 256 x 21 8.801 (88), 512 x 10 13.17 (71, one workgroup an SM), 384 x 14
+ * without early counts 9.115 (77), against 9.837 (76) with the keys held beside the values at 256 x
+ * 17; sorted keys at 2^26 2.151 ms against 2.409.
  * Another run: 384 x 14 8.680, 352 x 15 8.898 (76), 384 x 13 8.991 (72), 416 x 13 13.346 (74).
  * Before, held beside the keys, their tiles were of about 4300 keys (H100, 2^28 u32/u32
  * pairs, same run, ms and registers): 256 x 17 11.39 (107; 73 once full tiles load without
