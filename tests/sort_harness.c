@@ -13,7 +13,7 @@ int harness_open(harness *h) {
   h->algo = GS_SORT_ONESWEEP;
   /* Five minutes before a GPU wait counts as a stall (gpusort's default: 60 s): lavapipe compiles
    * a pipeline's code at its first dispatch, inside that wait, and a cold compile of the largest
-   * tiles the tests ask for (64 x 36 held keys and values) took over 60 s on two busy cores. */
+   * tiles the tests ask for (64 x 36, held keys) took over 60 s on two busy cores. */
   gs_context_init(&h->ctx, -1, 300, 0);
   int rc = gs_context_device(&h->ctx, NULL, NULL);
   if (rc) fprintf(stderr, "cannot open a device: %s\n", gs_last_error());
