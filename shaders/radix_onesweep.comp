@@ -134,8 +134,13 @@ key_t staged_key(uint position) {
 #endif
 }
 
+bool last_pass() { return (pc.flags & GS_SORT_LAST_PASS) != 0u; }
+
+// A key as a pass writes it: the last pass maps the ordered bits back to the key's type.
+key_t output_key(key_t ordered, bool last) { return last ? key_from_ordered(ordered) : ordered; }
+
 void store_key(uint to, key_t ordered) {
-  const key_t stored = (pc.flags & GS_SORT_LAST_PASS) != 0u ? key_from_ordered(ordered) : ordered;
+  const key_t stored = output_key(ordered, last_pass());
   if (SEGMENTED)
     KeyOut(element_address(pc.keys_out, to, KEY_BITS / 8)).key = stored;
   else
@@ -379,10 +384,10 @@ void main() {
     ValuesOut value_row = ValuesOut(element_address(pc.values_out, to_first, VALUE_WORDS * 4u));
 #endif
     KeysOut key_row = KeysOut(element_address(pc.keys_out, to_first, KEY_BITS / 8u));
-    const bool last_pass = (pc.flags & GS_SORT_LAST_PASS) != 0u;
+    const bool last = last_pass(); // (tested once, not per key)
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
       if (i < rows) {
-        key_row.keys[i * SUBGROUP_SIZE] = last_pass ? key_from_ordered(keys[i]) : keys[i];
+        key_row.keys[i * SUBGROUP_SIZE] = output_key(keys[i], last);
 #if VALUE_WORDS > 0
         value_row.values[i * SUBGROUP_SIZE] = copied[i];
 #endif
