@@ -345,6 +345,32 @@ rep_t value_at(uint g) {
   return (pc.flags & GS_COMPACT_COUNT_RUNS) != 0u ? rep_t(1) : rep_of_input(ValuesIn(pc.values_in).values[g]);
 }
 
+// The values of a row (the VEC keys from `first`, a multiple of VEC), in whole vectors where
+// aligned and inside n: one 16-byte load (two for u32 keys' 64-bit values, one 8-byte load
+// for u64 keys' 32-bit values) where VEC loads of one value each left three quarters of each
+// load's bytes unused.
+#if KEY_BITS == 64 && IN_BITS == 32
+#define value_vector_t uvec2
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer ValueVectors { value_vector_t vectors[]; };
+#elif IN_BITS == 64
+#define value_vector_t u64vec2
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer ValueVectors { value_vector_t vectors[]; };
+#else
+#define value_vector_t uvec4
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer ValueVectors { value_vector_t vectors[]; };
+#endif
+const uint VALUE_VEC = KEY_BITS == 64 && IN_BITS == 32 ? 2u : 128u / IN_BITS; // values of one load
+void load_value_row(uint first, out rep_t row[VEC]) {
+  if ((pc.flags & GS_COMPACT_COUNT_RUNS) == 0u && (pc.flags & GS_COMPACT_VALUES_ALIGNED) != 0u && first + VEC <= pc.n) {
+    [[unroll]] for (uint v = 0u; v < VEC / VALUE_VEC; v++) {
+      const value_vector_t raw = ValueVectors(pc.values_in).vectors[first / VALUE_VEC + v];
+      [[unroll]] for (uint k = 0u; k < VALUE_VEC; k++) row[v * VALUE_VEC + k] = rep_of_input(raw[k]);
+    }
+  } else {
+    [[unroll]] for (uint k = 0u; k < VEC; k++) row[k] = value_at(first + k);
+  }
+}
+
 // (head, value) pairs combine as a segmented scan's: a later part that holds a head starts over.
 void segment_combine(inout bool head, inout rep_t value, bool later_head, rep_t later_value) {
   value = later_head ? later_value : combine(value, later_value);
@@ -504,18 +530,22 @@ uint rank_rows(uint flags, out uint kept_before_row[ROWS]) {
     [[unroll]] for (uint r = word_first; r < ROWS && r < word_first + ROWS_PER_WORD; r++)
       counts |= bitCount((flags >> (r * VEC)) & VEC_MASK) << ((r - word_first) * ROW_COUNT_BITS);
     const uint before = subgroupExclusiveAdd(counts);
-#ifdef COUNT_RUNS
-    // Rle takes the total from the last lane's inclusive sum. With subgroupAdd, rle's tiles of
-    // two words (5 to 8 rows, reached on an H200 only through GPUSORT_SCAN_WORKGROUP and
-    // GPUSORT_SCAN_ROWS) counted about one run in 32 there, while unique passed with two words
-    // and subgroupAdd; the cause was not found. With the shuffle `test_compact small` passed
-    // in 128 and 256 invocations x 5 to 8 rows, u32 and u64 keys (0.7.15).
-    const uint total = subgroupShuffle(before + counts, SUBGROUP_SIZE - 1u);
-#else
-    // (the total by that shuffle for every mode: select and reduce-by-key 0.5 and 1.3%
-    // faster, partition 23% slower at 82 registers against 78)
-    const uint total = subgroupAdd(counts);
+    // Rle, and every mode whose rows' packed counts take two words or more, take the total
+    // from the last lane's inclusive sum. With subgroupAdd, tiles of two packed words (5 to 8
+    // rows, reached on an H200 only through GPUSORT_SCAN_WORKGROUP and GPUSORT_SCAN_ROWS)
+    // counted wrong there: rle about one run in 32 (0.7.15), unique in 256 x 6 rows 16 of the
+    // 156 checks of `test_compact small u32` (0.7.27); lavapipe passed; the cause was not
+    // found. With the shuffle, `test_compact small` passed on the H200 in 256 x 6, 256 x 8
+    // and 128 x 8 rows, u32 and u64 keys (0.7.27; rle since 0.7.15). The other modes keep
+    // subgroupAdd in one word, and reduce-by-key (one row a word, unpacked) in all: the
+    // shuffle there made select and reduce-by-key 0.5 and 1.3% faster, partition 23% slower
+    // at 82 registers against 78 (0.7.15).
+    uint total;
+#ifndef COUNT_RUNS
+    if (ROWS_PER_WORD == 1u || ROWS <= ROWS_PER_WORD) total = subgroupAdd(counts);
+    else
 #endif
+      total = subgroupShuffle(before + counts, SUBGROUP_SIZE - 1u);
     [[unroll]] for (uint r = word_first; r < ROWS && r < word_first + ROWS_PER_WORD; r++) {
       const uint shift = (r - word_first) * ROW_COUNT_BITS;
       kept_before_row[r] = segment_kept + ((before >> shift) & ROW_COUNT_MASK);
@@ -669,10 +699,10 @@ void runs_tile(uint tile) {
     bool head_in = false;
     rep_t value_in = rep_identity();
     const uint first = row_first(segment_first, r);
-    [[unroll]] for (uint k = 0u; k < VEC; k++) {
-      const uint i = r * VEC + k;
-      segment_combine(head_in, value_in, (flags & (1u << i)) != 0u, value_at(first + k));
-    }
+    rep_t row_values[VEC];
+    load_value_row(first, row_values);
+    [[unroll]] for (uint k = 0u; k < VEC; k++)
+      segment_combine(head_in, value_in, (flags & (1u << (r * VEC + k))) != 0u, row_values[k]);
     // An inclusive segmented scan over the lanes. The heads come from one ballot: lane l
     // combines only from the last lane at or below it whose chunk holds a head (run_lane), so
     // each step shuffles the value alone, where it shuffled each step's head as well; the
@@ -759,7 +789,7 @@ void runs_tile(uint tile) {
     key_t row_keys[VEC];
     if (((flags >> (r * VEC)) & VEC_MASK) != 0u && (pc.flags & GS_COMPACT_KEYS) != 0u) load_row(first, row_keys);
     rep_t row_values[VEC];
-    [[unroll]] for (uint k = 0u; k < VEC; k++) row_values[k] = value_at(first + k);
+    load_value_row(first, row_values);
 #endif
     [[unroll]] for (uint k = 0u; k < VEC; k++) {
       const uint i = r * VEC + k, g = first + k;

@@ -203,6 +203,8 @@ GS_BLOCK_END(gs_scan_push)
                                      (values_in's words at its position) instead of its position */
 #define GS_COMPACT_CARRY_WIDE 128u /* with CARRY: values of two words */
 #define GS_COMPACT_ALIGNED 256u   /* keys_in is 16-byte aligned: keys are read 16 bytes at a time */
+#define GS_COMPACT_VALUES_ALIGNED 512u /* reduce-by-key: values_in is 16-byte aligned: a row's
+                                          values are read in 8- or 16-byte loads */
 GS_BLOCK_BEGIN(gs_compact_push)
   GS_ADDRESS keys_in;
   GS_ADDRESS keys_out;

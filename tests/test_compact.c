@@ -7,6 +7,8 @@
  *                         boundary, with runs within tiles, across them and over many; run
  *                         lengths (reduce-by-key of ones) into u32 and u64
  *   test_compact small    a few of each (for runs under the validation layer)
+ *   test_compact misaligned   the small set with keys and values starting one element into
+ *                         their buffers (not 16-byte aligned: loads of one element each)
  *   test_compact MODE TYPE   only keys of TYPE (u32, i32, f32, u64, i64, f64)
  *   (run matrix with GPUSORT_LOOKBACK_SPIN=1 for the look-back fallback) */
 #include <math.h>
@@ -24,6 +26,7 @@ typedef struct {
   gs_context ctx;
   gs_device *dev;
   bool small;
+  bool misaligned; /* inputs one element into their buffers */
   int failures, checks;
 } tester;
 
@@ -118,6 +121,8 @@ static int run_gpu(tester *t, const gs_compact_config *c, const unsigned char *k
   const bool rbk = c->mode == GS_COMPACT_REDUCE_BY_KEY;
   const unsigned vb = rbk ? gs_key_info_of(c->value)->bytes : 0, ab = rbk ? gs_key_info_of(c->acc)->bytes : 0;
   const uint64_t m = n ? n : 1;
+  /* misaligned: the inputs start one element into buffers one element longer */
+  const unsigned key_shift = t->misaligned ? kb : 0, value_shift = t->misaligned ? vb : 0;
   gs_compact compact;
   gs_buffer keys_in = {0}, values_in = {0}, keys_out = {0}, indices_out = {0}, values_out = {0}, state = {0},
             program_buf = {0};
@@ -125,24 +130,26 @@ static int run_gpu(tester *t, const gs_compact_config *c, const unsigned char *k
   gs_submission sub = {0};
   gs_transfer_stats stats = {0};
   int rc = gs_compact_create(t->dev, &t->ctx.memops, &t->ctx.config, c, &compact);
-  if (!rc) rc = gs_buffer_create(t->dev, &keys_in, m * kb, GS_MEM_DEVICE, "test keys");
+  if (!rc) rc = gs_buffer_create(t->dev, &keys_in, m * kb + key_shift, GS_MEM_DEVICE, "test keys");
   if (!rc) rc = gs_buffer_create(t->dev, &keys_out, m * kb, GS_MEM_DEVICE, "test kept keys");
   if (!rc) rc = gs_buffer_create(t->dev, &indices_out, m * 4, GS_MEM_DEVICE, "test indices");
-  if (!rc && rbk) rc = gs_buffer_create(t->dev, &values_in, m * vb, GS_MEM_DEVICE, "test values");
+  if (!rc && rbk) rc = gs_buffer_create(t->dev, &values_in, m * vb + value_shift, GS_MEM_DEVICE, "test values");
   if (!rc && rbk) rc = gs_buffer_create(t->dev, &values_out, m * ab, GS_MEM_DEVICE, "test reduced values");
   if (!rc) rc = gs_buffer_create(t->dev, &state, gs_compact_state_bytes(&compact, n), GS_MEM_DEVICE, "test state");
   if (!rc) rc = gs_buffer_create(t->dev, &program_buf, sizeof(gs_predicate_op) * GS_PREDICATE_MAX_OPS, GS_MEM_DEVICE,
                                  "test program");
   if (!rc) rc = gs_stager_create(t->dev, &up, GS_MEM_UPLOAD, m * (kb > vb ? kb : vb) + 4096);
-  if (!rc && n) rc = gs_upload(&up, gs_buffer_range(&keys_in), keys, n * kb, &stats);
-  if (!rc && n && rbk) rc = gs_upload(&up, gs_buffer_range(&values_in), values, n * vb, &stats);
+  const gs_range keys_range = gs_subrange(gs_buffer_range(&keys_in), key_shift, m * kb);
+  const gs_range values_range = rbk ? gs_subrange(gs_buffer_range(&values_in), value_shift, m * vb) : (gs_range){0};
+  if (!rc && n) rc = gs_upload(&up, keys_range, keys, n * kb, &stats);
+  if (!rc && n && rbk) rc = gs_upload(&up, values_range, values, n * vb, &stats);
   if (!rc && program_length)
     rc = gs_upload(&up, gs_buffer_range(&program_buf), program, program_length * sizeof *program, &stats);
   if (!rc) rc = gs_submission_init(t->dev, &sub);
   if (!rc) rc = gs_submission_begin(t->dev, &sub);
   if (!rc) {
-    const gs_compact_run run = {.keys_in = gs_buffer_range(&keys_in),
-                                .values_in = gs_buffer_range(&values_in),
+    const gs_compact_run run = {.keys_in = keys_range,
+                                .values_in = values_range,
                                 .keys_out = outputs & OUT_KEYS ? gs_buffer_range(&keys_out) : (gs_range){0},
                                 .indices_out = outputs & OUT_INDICES ? gs_buffer_range(&indices_out) : (gs_range){0},
                                 .values_out = gs_buffer_range(&values_out),
@@ -544,10 +551,11 @@ static void run_type(tester *t, gs_key_type type) {
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "matrix";
   tester t = {0};
-  t.small = strcmp(mode, "small") == 0;
+  t.misaligned = strcmp(mode, "misaligned") == 0;
+  t.small = t.misaligned || strcmp(mode, "small") == 0;
   gs_key_type only = GS_KEY_U32;
   if ((!t.small && strcmp(mode, "matrix") != 0) || (argc > 2 && gs_key_type_from_name(argv[2], &only) != 0)) {
-    fprintf(stderr, "usage: test_compact matrix|small [u32|i32|f32|u64|i64|f64]\n");
+    fprintf(stderr, "usage: test_compact matrix|small|misaligned [u32|i32|f32|u64|i64|f64]\n");
     return 2;
   }
   gs_context_init(&t.ctx, -1, 60, 0);

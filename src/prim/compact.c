@@ -87,7 +87,10 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    *    1.72 (48), 512 x 4 1.86 (59), 256 x 8 2.65 (128; same run). On an H200, since a row's
    *    keys and values are read before its runs are written, 512 x 3 took 1.325 to 1.328 ms (40
    *    registers), 512 x 2 1.360 to 1.361 (32) and 512 x 4 1.602 to 1.603 (62; same runs), so
-   *    1536 loads a tile.
+   *    1536 loads a tile; since a row's values are read in one 16-byte load (0.7.27), in 384 x 4
+   *    (H200, same run, 2^24 / 2^26 / 2^28): 0.092 / 0.310 / 1.183 ms at 40 registers, against
+   *    0.097 / 0.341 / 1.304 at 512 x 3 (40), 256 x 4 0.098 / 0.334 / 1.279 (48) and 512 x 2
+   *    0.094 / 0.331 / 1.278 (32).
    * 64-bit keys, values or counts in rle and reduce-by-key are unmeasured and keep 256
    * invocations x 4 rows (a bound of 1024 loads). lavapipe (128 invocations, 2^20 u32 keys): 8
    * rows took 6.6 to 7.0 ms against 8.1 to 8.6 at 4 for unique, 7.0 to 7.7 against 8.6 to 8.7
@@ -101,7 +104,9 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   if (config->mode == GS_COMPACT_PARTITION && subtiles == 1) most = 384;
   if (config->mode == GS_COMPACT_UNIQUE) most = 512, most_rows = 8, most_loads = 2048;
   /* (rle's tiles past 4 rows lean on rank_rows' totals by a shuffle: compact.comp) */
-  if (reduces(config)) most = narrow ? 512 : 256, most_rows = 8, most_loads = !narrow ? 1024 : config->count_runs ? 2048 : 1536;
+  if (reduces(config))
+    most = !narrow ? 256 : config->count_runs ? 512 : 384, most_rows = 8,
+    most_loads = !narrow ? 1024 : config->count_runs ? 2048 : 1536;
   if (most > dev->info.max_workgroup_size) most = dev->info.max_workgroup_size;
   const uint32_t base = device_config->compact_workgroup_size;
   c->workgroup_size = base < most ? base : most;
@@ -218,7 +223,8 @@ int gs_compact_record(const gs_compact *c, VkCommandBuffer cb, uint64_t n, const
                                      (c->config.count_runs ? GS_COMPACT_COUNT_RUNS : 0) |
                                      (run->carry_words ? GS_COMPACT_CARRY : 0) |
                                      (run->carry_words == 2 ? GS_COMPACT_CARRY_WIDE : 0) |
-                                     (run->keys_in.address % 16 == 0 ? GS_COMPACT_ALIGNED : 0),
+                                     (run->keys_in.address % 16 == 0 ? GS_COMPACT_ALIGNED : 0) |
+                                     (run->values_in.address % 16 == 0 ? GS_COMPACT_VALUES_ALIGNED : 0),
                             .program_length = selects ? run->program_length : 0,
                             .prev_lo = (uint32_t)run->previous_bits,
                             .prev_hi = (uint32_t)(run->previous_bits >> 32)};
