@@ -12,8 +12,8 @@ enum { ANY = 0 };
  * NVIDIA each layout has its own tile (invocations x keys, held or in registers, early counts
  * or not): 32-bit keys alone 256 x 28 in registers, with early counts; with 32-bit values 384
  * x 26, the keys in registers and the values loaded after the look-back, with early counts;
- * with 64-bit values 512 x 10, held (as many as shared memory holds); 64-bit keys alone 320 x
- * 17 in registers, with early counts; 64-bit keys with values 256 x 20 in registers.
+ * with 64-bit values 512 x 10, held (as many as shared memory holds); 64-bit keys alone 384 x
+ * 14 in registers, with early counts; 64-bit keys with values 256 x 20 in registers.
  * NVIDIA, occupancy: the driver gives a compute pipeline about 100 KiB of shared memory per SM
  * (H200, 580.159.04), not the 228 the SM has, so three workgroups share an SM only when each
  * takes at most about 33 KiB, whatever their registers allow. H200, 2^28 u32 keys, same runs:
@@ -53,6 +53,16 @@ enum { ANY = 0 };
  * 8.61 at 512 x 16; sorted keys at 2^26 1.54 against 2.31 at 256 x 32);
  * u32/u32 pairs with keys and values in registers took 13.49 at best (384 x 16) and u32/u64
  * pairs 16.01 (384 x 12), against 10.90 and 14.45 held.
+ * NVIDIA, 64-bit keys alone (0.7.27): 384 x 14, 66 registers and 48,184 bytes of shared
+ * memory (384 x 15 does not fit 48 KiB: the knob's 15 gives 14). H200, u64 keys, ms at 2^24 /
+ * 2^26 / 2^28, same runs: 384 x 14 1.200 / 4.429 / 17.408, 448 x 12 1.194 / 4.438 / 17.494,
+ * 320 x 17 (0.7.26, 74 registers) 1.224 / 4.498 / 17.633; at 2^28 alone 384 x 13 18.03, 384 x
+ * 12 18.84, 256 x 21 18.05, 512 x 10 17.71 (CUB 16.45 in that run); at 2^26 sorted 2.705
+ * against 2.731, 64 distinct keys 4.018 against 4.112. u64/u64 pairs keep 256 x 20 (25.17
+ * ms at 2^28): 320 x 14 25.84, 256 x 18 26.12, and 35 to 37 ms at 256 x 21, 320 x 16 and 17,
+ * 384 x 12 to 14, 448 x 11 and 512 x 9 and 10 (one workgroup an SM). u32/u64 pairs keep 512 x
+ * 10: 448 x 12 took 10.378 ms against 10.500 at 2^28 but 2.518 against 2.491 on sorted keys
+ * at 2^26.
  * NVIDIA, 32-bit keys with 32-bit values (0.7.26): 384 x 26, two workgroups an SM at up to 80
  * registers, once the copy pass (radix_onesweep.comp) stores from row pointers too: its 26
  * keys, values and indices had set the pipeline's registers (384 x 23: 96 before, 72 after).
@@ -233,7 +243,7 @@ typedef struct {
 static const preset presets[] = {
     {.name = "nvidia", .vendor_id = 0x10DE, .driver_id = ANY, .subgroup_size = 32,
      .sort = {[GS_SORT_KEYS32] = {256, 28}, [GS_SORT_PAIRS32_32] = {384, 26}, [GS_SORT_PAIRS32_64] = {512, 10},
-              [GS_SORT_KEYS64] = {320, 17}, [GS_SORT_PAIRS64] = {256, 20}},
+              [GS_SORT_KEYS64] = {384, 14}, [GS_SORT_PAIRS64] = {256, 20}},
      .hold_keys = BIT(GS_SORT_PAIRS32_64),
      .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64),
      .scan_workgroup = 512, .scan_rows = 12, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
