@@ -347,8 +347,8 @@ rep_t value_at(uint g) {
 
 // The values of a row (the VEC keys from `first`, a multiple of VEC), in whole vectors where
 // aligned and inside n: one 16-byte load (two for u32 keys' 64-bit values, one 8-byte load
-// for u64 keys' 32-bit values) where VEC loads of one value each left three quarters of each
-// load's bytes unused.
+// for u64 keys' 32-bit values), where a load per value had used a quarter of each 16-byte
+// stretch it touched (half for 64-bit values).
 #if KEY_BITS == 64 && IN_BITS == 32
 #define value_vector_t uvec2
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer ValueVectors { value_vector_t vectors[]; };
@@ -539,7 +539,8 @@ uint rank_rows(uint flags, out uint kept_before_row[ROWS]) {
     // and 128 x 8 rows, u32 and u64 keys (0.7.27; rle since 0.7.15). The other modes keep
     // subgroupAdd in one word, and reduce-by-key (one row a word, unpacked) in all: the
     // shuffle there made select and reduce-by-key 0.5 and 1.3% faster, partition 23% slower
-    // at 82 registers against 78 (0.7.15).
+    // at 82 registers against 78 (0.7.15). On 64-lane subgroups a word holds two rows of u32
+    // keys (16-bit fields), so select and partition take the shuffle from 3 rows (unmeasured).
     uint total;
 #ifndef COUNT_RUNS
     if (ROWS_PER_WORD == 1u || ROWS <= ROWS_PER_WORD) total = subgroupAdd(counts);

@@ -103,7 +103,9 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   uint32_t most = 256, most_rows = 4, most_loads = 4096;
   if (config->mode == GS_COMPACT_PARTITION && subtiles == 1) most = 384;
   if (config->mode == GS_COMPACT_UNIQUE) most = 512, most_rows = 8, most_loads = 2048;
-  /* (rle's tiles past 4 rows lean on rank_rows' totals by a shuffle: compact.comp) */
+  /* (rows whose packed counts take two words or more total each word by a shuffle:
+   * compact.comp's rank_rows) Other devices than NVIDIA take the same bounds, unmeasured
+   * there (reduce-by-key's 384, from 512 before 0.7.27, too). */
   if (reduces(config))
     most = !narrow ? 256 : config->count_runs ? 512 : 384, most_rows = 8,
     most_loads = !narrow ? 1024 : config->count_runs ? 2048 : 1536;
