@@ -345,23 +345,25 @@ rep_t value_at(uint g) {
   return (pc.flags & GS_COMPACT_COUNT_RUNS) != 0u ? rep_t(1) : rep_of_input(ValuesIn(pc.values_in).values[g]);
 }
 
+#ifndef COUNT_RUNS
 // The values of a row (the VEC keys from `first`, a multiple of VEC), in whole vectors where
 // aligned and inside n: one 16-byte load (two for u32 keys' 64-bit values, one 8-byte load
 // for u64 keys' 32-bit values), where a load per value had used a quarter of each 16-byte
 // stretch it touched (half for 64-bit values).
 #if KEY_BITS == 64 && IN_BITS == 32
 #define value_vector_t uvec2
-layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer ValueVectors { value_vector_t vectors[]; };
+#define VALUE_VECTOR_BYTES 8
 #elif IN_BITS == 64
 #define value_vector_t u64vec2
-layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer ValueVectors { value_vector_t vectors[]; };
+#define VALUE_VECTOR_BYTES 16
 #else
 #define value_vector_t uvec4
-layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer ValueVectors { value_vector_t vectors[]; };
+#define VALUE_VECTOR_BYTES 16
 #endif
-const uint VALUE_VEC = KEY_BITS == 64 && IN_BITS == 32 ? 2u : 128u / IN_BITS; // values of one load
+layout(buffer_reference, std430, buffer_reference_align = VALUE_VECTOR_BYTES) readonly buffer ValueVectors { value_vector_t vectors[]; };
+const uint VALUE_VEC = VALUE_VECTOR_BYTES * 8u / IN_BITS; // values of one load
 void load_value_row(uint first, out rep_t row[VEC]) {
-  if ((pc.flags & GS_COMPACT_COUNT_RUNS) == 0u && (pc.flags & GS_COMPACT_VALUES_ALIGNED) != 0u && first + VEC <= pc.n) {
+  if ((pc.flags & GS_COMPACT_VALUES_ALIGNED) != 0u && first + VEC <= pc.n) {
     [[unroll]] for (uint v = 0u; v < VEC / VALUE_VEC; v++) {
       const value_vector_t raw = ValueVectors(pc.values_in).vectors[first / VALUE_VEC + v];
       [[unroll]] for (uint k = 0u; k < VALUE_VEC; k++) row[v * VALUE_VEC + k] = rep_of_input(raw[k]);
@@ -370,6 +372,7 @@ void load_value_row(uint first, out rep_t row[VEC]) {
     [[unroll]] for (uint k = 0u; k < VEC; k++) row[k] = value_at(first + k);
   }
 }
+#endif
 
 // (head, value) pairs combine as a segmented scan's: a later part that holds a head starts over.
 void segment_combine(inout bool head, inout rep_t value, bool later_head, rep_t later_value) {
