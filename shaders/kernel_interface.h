@@ -162,14 +162,14 @@ GS_BLOCK_END(gs_prepare_indirect_push)
 GS_BLOCK_BEGIN(gs_scan_push)
   GS_ADDRESS elements; /* the input */
   GS_ADDRESS results;  /* the output */
-  GS_ADDRESS tickets;
+  GS_ADDRESS tickets;   /* the look-back's control words (scan_tiles.comp's ScanControl) */
   GS_ADDRESS tile_data; /* look-back descriptors, or reduce-then-scan tile values */
   GS_ADDRESS carry_in;  /* one accumulator value */
   GS_ADDRESS carry_out;
   GS_U32 n;
   GS_U32 tiles;
   GS_U32 flags;
-  GS_U32 pad0;
+  GS_U32 capacity; /* look-back: the descriptors the state holds (at least `tiles`) */
 GS_BLOCK_END(gs_scan_push)
 
 /* compact.comp: the look-back family. One pass over n keys in tiles; each tile takes a ticket,

@@ -5,7 +5,8 @@
 //   0 look-back: single-pass chained scan with decoupled look-back (Merrill & Garland 2016):
 //     a tile takes its index from an atomic ticket, publishes its aggregate, learns the
 //     combination of all earlier tiles from their descriptors (lib/scan_lookback.glsl), and
-//     writes its elements' scans;
+//     writes its elements' scans; with packed descriptors the state is left ready for the
+//     next scan (draw_ticket), so only its first use needs clearing;
 //   1 reduce: writes each tile's aggregate (reduce-then-scan, first pass);
 //   2 downsweep: scans each tile from the prefix given for it (reduce-then-scan, last pass).
 // Within a tile the association order is fixed, so reduce-then-scan is deterministic.
@@ -52,6 +53,13 @@ layout(buffer_reference, std430, buffer_reference_align = 4) buffer AccArray { a
 #endif
 #if MODE == 0 && !defined(SPLIT_DESCRIPTORS)
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer PackedDescriptors { uint64_t descriptors[]; };
+// The look-back's control words (pc.tickets): with packed descriptors the epoch (this state's
+// dispatches so far) in the high half of one 64-bit word and this dispatch's tickets in the
+// low, so that one atomic draws both; with split ones the tickets alone, in the first word.
+// `last_tickets`: how many the last dispatch drew (for tests).
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer ScanControl { uint64_t epoch_and_tickets; uint last_tickets; };
+#elif MODE == 0
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer ScanControl { uint tickets; uint unused; uint last_tickets; };
 #endif
 
 // pc.results receives the scans (16-byte vector stores where elements keep their width);
@@ -61,7 +69,7 @@ layout(push_constant, std430) uniform Push { gs_scan_push pc; };
 
 shared rep_t s_subgroup[NUM_SUBGROUPS]; // subgroup totals, then their exclusive prefixes
 shared rep_t s_tile_prefix;
-shared uint s_ticket;
+shared uint s_ticket, s_stamp;
 
 // Loads the VEC elements from `first` (a multiple of VEC, first + VEC <= n) in one 16-byte load.
 void load_vector(uint first, out rep_t v[4]) {
@@ -93,15 +101,42 @@ rep_t reduce_tile_by_subgroup(uint tile, out bool inclusive) {
   return subgroup_reduce(sum);
 }
 #include "lib/scan_lookback.glsl"
+
+// This workgroup's tile (s_ticket) and stamp (s_stamp), from invocation 0. The workgroup that
+// draws the dispatch's last ticket knows that every other one has drawn, so it can start the
+// next epoch at ticket 0 (packed descriptors: a descriptor of this epoch then reads as empty to
+// the next dispatch, cleared or not). So that no descriptor keeps a stamp until its epoch
+// comes round again (2^30 dispatches on), it also empties one slot past this dispatch's tiles,
+// slot epoch % capacity: any `capacity` dispatches in a row write or empty every slot.
+void draw_ticket() {
+  const uint groups = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
+#ifdef SPLIT_DESCRIPTORS
+  const uint ticket = atomicAdd(ScanControl(pc.tickets).tickets, 1u);
+  s_stamp = 0u;
+  if (ticket + 1u == groups) ScanControl(pc.tickets).last_tickets = groups;
+#else
+  const uint64_t drawn = atomicAdd(ScanControl(pc.tickets).epoch_and_tickets, uint64_t(1));
+  const uint ticket = uint(drawn), epoch = uint(drawn >> 32);
+  s_stamp = (epoch & SCAN_STAMP_MASK) << 2;
+  if (ticket + 1u == groups) {
+    ScanControl(pc.tickets).last_tickets = groups;
+    atomicStore(ScanControl(pc.tickets).epoch_and_tickets, uint64_t(epoch + 1u) << 32, gl_ScopeQueueFamily, 0, 0);
+    const uint slot = epoch % pc.capacity;
+    if (slot >= pc.tiles) atomicStore(DESCRIPTORS[slot], uint64_t(0), gl_ScopeQueueFamily, 0, 0);
+  }
+#endif
+  s_ticket = ticket;
+}
 #endif
 
 void main() {
   const uint lid = gl_LocalInvocationID.x;
   const uint lane = gl_SubgroupInvocationID;
 #if MODE == 0
-  if (lid == 0u) s_ticket = atomicAdd(WordArray(pc.tickets).words[0], 1u);
+  if (lid == 0u) draw_ticket();
   barrier();
   const uint tile = s_ticket;
+  scan_stamp = s_stamp;
 #else
   const uint tile = linear_group_index();
 #endif

@@ -19,6 +19,11 @@
  *   test_scan chunks        scans and reductions of arrays larger than a chunk, in chunks that
  *                           carry the combination of the earlier ones (as files of any size
  *                           are scanned): every type, operator, direction and algorithm
+ *   test_scan kept          look-back scans one after another on one state, cleared only
+ *                           before the first (gs_scan_keeps_state): sizes that grow and
+ *                           shrink, epochs about to pass 2^30 (the stamps' width) and 2^32, and
+ *                           stale descriptors stamped for a later scan, which the scans before
+ *                           it must have emptied
  *   (run matrix with GPUSORT_SCAN_SPLIT=1 for the split descriptor layout, and with
  *    GPUSORT_LOOKBACK_SPIN=1 for the look-back fallback) */
 #include <float.h>
@@ -39,6 +44,8 @@ typedef struct {
   gs_device *dev;
   uint64_t chunk; /* non-zero: scan through the scan engine in chunks of this many elements */
   uint32_t tickets; /* the tiles the last look-back scan took (not in chunks) */
+  gs_buffer *kept_state; /* non-NULL: scans take this state as the scan before left it */
+  uint64_t kept_max_n;   /* what it is sized for */
   int failures, checks;
 } tester;
 
@@ -151,22 +158,23 @@ static int scan_on_gpu(tester *t, const gs_scan_config *c, const void *input, ui
   const unsigned in = gs_key_info_of(c->input)->bytes, acc = gs_key_info_of(c->acc)->bytes;
   const uint64_t results = c->reduce_only ? 1 : n;
   const gs_scan *s;
-  gs_buffer in_buf = {0}, out_buf = {0}, state = {0};
+  gs_buffer in_buf = {0}, out_buf = {0}, own_state = {0}, *state = t->kept_state ? t->kept_state : &own_state;
+  const uint64_t max_n = t->kept_state ? t->kept_max_n : n;
   gs_stager up = {0}, down = {0};
   gs_submission sub = {0};
   gs_transfer_stats stats = {0};
   int rc = gs_context_scan(&t->ctx, c, &s);
   if (!rc) rc = gs_buffer_create(t->dev, &in_buf, n * in, GS_MEM_DEVICE, "test input");
   if (!rc) rc = gs_buffer_create(t->dev, &out_buf, results * acc, GS_MEM_DEVICE, "test output");
-  if (!rc) rc = gs_buffer_create(t->dev, &state, gs_scan_state_bytes(s, n), GS_MEM_DEVICE, "test state");
+  if (!rc && !t->kept_state) rc = gs_buffer_create(t->dev, state, gs_scan_state_bytes(s, n), GS_MEM_DEVICE, "test state");
   if (!rc) rc = gs_stager_create(t->dev, &up, GS_MEM_UPLOAD, n * in);
   if (!rc) rc = gs_stager_create(t->dev, &down, GS_MEM_READBACK, results * acc);
   if (!rc) rc = gs_upload(&up, gs_buffer_range(&in_buf), input, n * in, &stats);
   if (!rc) rc = gs_submission_init(t->dev, &sub);
   if (!rc) rc = gs_submission_begin(t->dev, &sub);
   if (!rc)
-    rc = gs_scan_record(s, sub.cb, n, n, gs_buffer_range(&in_buf), gs_buffer_range(&out_buf), gs_buffer_range(&state),
-                        NULL, NULL);
+    rc = gs_scan_record(s, sub.cb, n, max_n, gs_buffer_range(&in_buf), gs_buffer_range(&out_buf), gs_buffer_range(state),
+                        t->kept_state != NULL, NULL, NULL);
   if (!rc) rc = gs_submission_submit(t->dev, &sub, "the test scan");
   if (!rc) rc = gs_submission_wait(t->dev, &sub, "the test scan");
   if (!rc && results) {
@@ -175,10 +183,10 @@ static int scan_on_gpu(tester *t, const gs_scan_config *c, const void *input, ui
     rc = gs_download_fields(&down, &f, 1, results, sink_copy, &sink, &stats);
   }
   if (!rc) *tile = gs_scan_tile_for(s, n);
-  /* the tiles it took: the tickets its workgroups drew (a look-back scan's first state word) */
+  /* the tiles it took: the tickets its workgroups drew (a look-back scan's third state word) */
   t->tickets = 0;
   if (!rc && c->algo == GS_SCAN_LOOKBACK && !c->reduce_only && n) {
-    gs_field f = {gs_buffer_range(&state), 0, 4};
+    gs_field f = {gs_subrange(gs_buffer_range(state), 8, 4), 0, 4};
     copy_sink sink = {(unsigned char *)&t->tickets, 4};
     rc = gs_download_fields(&down, &f, 1, 1, sink_copy, &sink, &stats);
   }
@@ -187,7 +195,7 @@ static int scan_on_gpu(tester *t, const gs_scan_config *c, const void *input, ui
   gs_stager_destroy(&down);
   gs_buffer_destroy(t->dev, &in_buf);
   gs_buffer_destroy(t->dev, &out_buf);
-  gs_buffer_destroy(t->dev, &state);
+  gs_buffer_destroy(t->dev, &own_state);
   return rc;
 }
 
@@ -310,6 +318,99 @@ static void run_config(tester *t, gs_scan_config c, bool wrapping, const uint64_
            c.acc != c.input ? "->" : "", c.acc != c.input ? gs_key_info_of(c.acc)->name : "",
            c.inclusive ? "inclusive" : "exclusive", c.algo == GS_SCAN_LOOKBACK ? "look-back" : "reduce-then-scan");
   for (size_t i = 0; i < nsizes; i++) check(t, &c, sizes[i], wrapping, label);
+}
+
+/* The state's first `count` 64-bit words. */
+static int read_words(tester *t, gs_buffer *state, uint64_t *words, uint64_t count) {
+  gs_stager down = {0};
+  gs_transfer_stats stats = {0};
+  gs_field f = {gs_buffer_range(state), 0, 8};
+  copy_sink sink = {(unsigned char *)words, 8};
+  int rc = gs_stager_create(t->dev, &down, GS_MEM_READBACK, count * 8);
+  if (!rc) rc = gs_download_fields(&down, &f, 1, count, sink_copy, &sink, &stats);
+  gs_stager_destroy(&down);
+  return rc;
+}
+
+/* What the state must hold after `scans` scans from epoch `epoch`, the last of `tiles` tiles:
+ * the next epoch at ticket 0, and the last scan's descriptors inclusive and stamped with its
+ * epoch (a descriptor is status << 32 | value, scan_lookback.glsl). */
+static void check_state(tester *t, gs_buffer *state, uint64_t slots, uint32_t epoch, size_t scans, uint64_t tiles,
+                        const char *label) {
+  const unsigned control_words = 256 / 8; /* scan.c's CONTROL_BYTES */
+  uint64_t *words = calloc(control_words + slots, 8);
+  const uint32_t next = epoch + (uint32_t)scans, stamp = ((next - 1) & 0x3FFFFFFFu) << 2, inclusive = 2;
+  t->checks++;
+  int rc = read_words(t, state, words, control_words + slots);
+  uint64_t bad = 0;
+  while (!rc && bad < tiles && words[control_words + bad] >> 32 == (stamp | inclusive)) bad++;
+  if (rc || words[0] != (uint64_t)next << 32 || bad < tiles) {
+    t->failures++;
+    fprintf(stderr, "FAIL %s: %s; control %#llx, want %#llx; descriptor %llu of %llu: %#llx, want status %#x\n", label,
+            rc ? gs_last_error() : "state", (unsigned long long)words[0], (unsigned long long)next << 32,
+            (unsigned long long)bad, (unsigned long long)tiles,
+            bad < tiles ? (unsigned long long)words[control_words + bad] : 0ull, stamp | inclusive);
+  }
+  free(words);
+}
+
+/* Scans of `sizes` in turn on one state, which starts at epoch `epoch` and otherwise empty,
+ * or (planted) with every descriptor past the first holding an inclusive prefix stamped for
+ * the last scan; each scan checked against the reference, and the state after the scans
+ * (before the last one where planted: no planted descriptor may be left). */
+static void check_kept(tester *t, const gs_scan_config *c, const uint64_t *sizes, size_t count, uint32_t epoch,
+                       bool planted) {
+  uint64_t max_n = 0;
+  for (size_t i = 0; i < count; i++) max_n = sizes[i] > max_n ? sizes[i] : max_n;
+  const gs_scan *s;
+  gs_buffer state = {0};
+  gs_stager up = {0};
+  gs_transfer_stats stats = {0};
+  int rc = gs_context_scan(&t->ctx, c, &s);
+  const VkDeviceSize bytes = rc ? 0 : gs_scan_state_bytes(s, max_n);
+  uint64_t *words = calloc(bytes / 8 + 1, 8);
+  if (!rc) rc = gs_buffer_create(t->dev, &state, bytes, GS_MEM_DEVICE, "test state");
+  if (!rc) rc = gs_stager_create(t->dev, &up, GS_MEM_UPLOAD, bytes);
+  if (!rc) {
+    const unsigned control_words = 256 / 8; /* scan.c's CONTROL_BYTES */
+    words[0] = (uint64_t)epoch << 32;
+    const uint32_t last = epoch + (uint32_t)count - 1, inclusive = 2;
+    for (uint64_t slot = 1; planted && slot < gs_scan_lookback_slots(s, max_n); slot++)
+      words[control_words + slot] = (uint64_t)(((last & 0x3FFFFFFFu) << 2) | inclusive) << 32 | 0x5A5A5A5Au;
+    rc = gs_upload(&up, gs_buffer_range(&state), words, bytes, &stats);
+  }
+  if (rc) {
+    t->failures++;
+    fprintf(stderr, "FAIL kept: %s\n", gs_last_error());
+  } else {
+    char label[96];
+    snprintf(label, sizeof label, "kept %s %s from epoch %#x%s", gs_scan_op_name(c->op), gs_key_info_of(c->input)->name,
+             epoch, planted ? ", planted" : "");
+    t->kept_state = &state;
+    t->kept_max_n = max_n;
+    const uint64_t slots = gs_scan_lookback_slots(s, max_n);
+    for (size_t i = 0; i < count; i++) {
+      if (planted && i + 1 == count) { /* every planted descriptor was emptied or written since */
+        uint64_t *now = calloc(bytes / 8, 8);
+        t->checks++;
+        rc = read_words(t, &state, now, bytes / 8);
+        for (uint64_t slot = 1; !rc && slot < slots; slot++)
+          if (now[256 / 8 + slot] == words[256 / 8 + slot]) {
+            t->failures++;
+            fprintf(stderr, "FAIL %s: descriptor %llu still planted after %zu scans\n", label, (unsigned long long)slot,
+                    i);
+            break;
+          }
+        free(now);
+      }
+      check(t, c, sizes[i], false, label);
+    }
+    check_state(t, &state, slots, epoch, count, gs_groups_for(sizes[count - 1], gs_scan_tile_for(s, max_n)), label);
+    t->kept_state = NULL;
+  }
+  free(words);
+  gs_stager_destroy(&up);
+  gs_buffer_destroy(t->dev, &state);
 }
 
 int main(int argc, char **argv) {
@@ -504,6 +605,29 @@ int main(int argc, char **argv) {
     gs_scan_reference_destroy(&r);
     free(input);
     free(got);
+  } else if (strcmp(mode, "kept") == 0) {
+    const gs_scan_config configs[] = {{.input = GS_KEY_U32, .acc = GS_KEY_U32, .op = GS_SCAN_SUM},
+                                      {.input = GS_KEY_F32, .acc = GS_KEY_F32, .op = GS_SCAN_SUM, .inclusive = true},
+                                      {.input = GS_KEY_I32, .acc = GS_KEY_I32, .op = GS_SCAN_MIN}};
+    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
+      const gs_scan *s;
+      if (gs_context_scan(&t.ctx, &configs[i], &s) || !gs_scan_keeps_state(s)) {
+        printf("skipped: %s scans clear their state each time here\n", gs_key_info_of(configs[i].input)->name);
+        continue;
+      }
+      const uint64_t tile = s->tile, max_n = 5 * tile + 7;
+      const uint64_t sizes[] = {max_n, 1, tile + 1, max_n, sg + 1, 3 * tile - 1, max_n - 1, 2, max_n};
+      const uint32_t epochs[] = {0, 0x3FFFFFFFu - 3, 0xFFFFFFFFu - 3};
+      for (size_t e = 0; e < 3; e++) check_kept(&t, &configs[i], sizes, sizeof sizes / sizeof sizes[0], epochs[e], false);
+      /* one-element scans, one per descriptor the state holds, then one over them all */
+      const uint64_t slots = gs_scan_lookback_slots(s, max_n);
+      uint64_t *planted = malloc((slots + 1) * sizeof *planted);
+      for (uint64_t k = 0; k < slots; k++) planted[k] = 1;
+      planted[slots] = max_n;
+      check_kept(&t, &configs[i], planted, slots + 1, 0x3FFFFFFFu - 2, true);
+      check_kept(&t, &configs[i], planted, slots + 1, 7, true);
+      free(planted);
+    }
   } else if (strcmp(mode, "small") == 0) {
     /* packed and split descriptors, a widened accumulator, floats, min and max */
     const gs_scan_config configs[] = {

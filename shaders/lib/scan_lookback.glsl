@@ -10,6 +10,10 @@
 //    was written before the status and never again. Needs no 64-bit atomics.
 // Waiting is bounded as in lib/lookback.glsl: a predecessor that stays empty for
 // LOOKBACK_SPIN_LIMIT polls is reduced by the waiting subgroup itself.
+// Stamps (packed layout): a status carries, above its two bits, scan_stamp: the low 30 bits of
+// the epoch of the dispatch that posted it (scan_tiles.comp draws the epoch with its ticket);
+// a descriptor stamped by another dispatch reads as empty, so scans one after another on the
+// same state need no clearing in between. Left at 0 by kernels whose state is cleared.
 //
 // Requires: push constants `pc` with the descriptors' address in `pc.tile_data` (a
 // PackedDescriptors reference type for the packed layout) and the carry's in `pc.carry_in`,
@@ -27,6 +31,8 @@ const uint SCAN_EMPTY = 0u, SCAN_AGGREGATE = 1u, SCAN_INCLUSIVE = 2u;
 #endif
 
 const uint SPLIT_WORDS = 5u; // status, aggregate lo/hi, inclusive lo/hi
+uint scan_stamp = 0u;        // (epoch & SCAN_STAMP_MASK) << 2, this dispatch's
+const uint SCAN_STAMP_MASK = 0x3FFFFFFFu;
 
 void scan_post(uint tile, uint status, rep_t value) {
   const acc_bits_t bits = bits_from_rep(value);
@@ -39,7 +45,7 @@ void scan_post(uint tile, uint status, rep_t value) {
   atomicStore(DESCRIPTORS[tile * SPLIT_WORDS], status, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer,
               gl_SemanticsRelease);
 #else
-  atomicStore(DESCRIPTORS[tile], (uint64_t(status) << 32) | uint64_t(bits), gl_ScopeQueueFamily, 0, 0);
+  atomicStore(DESCRIPTORS[tile], (uint64_t(scan_stamp | status) << 32) | uint64_t(bits), gl_ScopeQueueFamily, 0, 0);
 #endif
 }
 
@@ -61,7 +67,8 @@ uint scan_poll(uint tile, out rep_t value) {
 #else
   const uint64_t word = atomicLoad(DESCRIPTORS[tile], gl_ScopeQueueFamily, 0, 0);
   value = rep_from_bits(acc_bits_t(uint(word)));
-  return uint(word >> 32);
+  const uint status = uint(word >> 32);
+  return (status & ~3u) == scan_stamp ? status & 3u : SCAN_EMPTY;
 #endif
 }
 

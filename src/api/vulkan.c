@@ -423,5 +423,5 @@ int gpusort_vk_cmd_scan(const gpusort_vk_scanner *s, VkCommandBuffer cb, const g
   if (overlaps(&in.input, in_bytes, &in.output, out_bytes))
     return gs_fail(GPUSORT_ERROR_USAGE, "%s: the output overlaps the input", call);
   return gs_scan_record(&s->scan, cb, in.count, in.count, range_of(&s->dev, &in.input), range_of(&s->dev, &in.output),
-                        range_of(&s->dev, &in.scratch), NULL, NULL);
+                        range_of(&s->dev, &in.scratch), false, NULL, NULL);
 }

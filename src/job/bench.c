@@ -292,6 +292,8 @@ done:
 typedef struct {
   const gs_scan *scan;
   gs_range state;
+  bool kept_state; /* the state holds the last run's (runs after the first, as in a program
+                    * that scans again and again: gs_scan_keeps_state) */
   gs_scan_reference *refs;
   gs_refscan_algo algo;
   uint64_t n;
@@ -299,9 +301,12 @@ typedef struct {
 
 static int record_scan(void *work, VkCommandBuffer cb, gs_timestamps *ts) {
   scan_work *w = work;
-  if (w->scan)
-    return gs_scan_record(w->scan, cb, w->n, w->n, gs_buffer_range(&w->refs->input), gs_buffer_range(&w->refs->output),
-                          w->state, NULL, ts);
+  if (w->scan) {
+    const int rc = gs_scan_record(w->scan, cb, w->n, w->n, gs_buffer_range(&w->refs->input),
+                                  gs_buffer_range(&w->refs->output), w->state, w->kept_state, NULL, ts);
+    w->kept_state = rc == GPUSORT_OK;
+    return rc;
+  }
   gs_cmd_barrier(cb);
   gs_timestamps_write(cb, ts, 0);
   int rc = gs_scan_reference_record(w->refs, cb, w->algo, w->n, false);

@@ -178,7 +178,7 @@ int gs_scan_engine_chunk(gs_scan_engine *e, const gs_record_source *source, uint
   if (!(rc = gs_submission_init(dev, &sub)) && !(rc = gs_timestamps_create(dev, &ts, 2)) &&
       !(rc = gs_submission_begin(dev, &sub)) &&
       !(rc = gs_scan_record(e->scan, sub.cb, n, e->capacity, gs_buffer_range(&e->input), gs_buffer_range(&e->output),
-                            gs_buffer_range(&e->state), e->config.reduce_only ? NULL : &carry, &ts)) &&
+                            gs_buffer_range(&e->state), e->chunks > 0, e->config.reduce_only ? NULL : &carry, &ts)) &&
       !(rc = gs_submission_submit(dev, &sub, "the GPU scan")) && !(rc = gs_submission_wait(dev, &sub, "the GPU scan")) &&
       !(rc = gs_timestamps_read(dev, &ts, 0, 2, t)))
     e->gpu += gs_timestamps_seconds(dev, t[0], t[1]);

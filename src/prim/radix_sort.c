@@ -464,7 +464,7 @@ static int record_rts_pass(recording *r, const gs_onesweep_push *pass) {
   }
   if (!rc)
     rc = gs_scan_record(&s->spine, r->cb, stride * GS_RADIX, r->max_tiles * GS_RADIX, r->table, r->scanned,
-                        r->spine_state, NULL, NULL);
+                        r->spine_state, false, NULL, NULL);
   const gs_kernel *k = pass_kernel(r, pass->flags);
   if (!rc && r->indirect)
     gs_kernel_dispatch_indirect(r->cb, k, &pp, control_field(r, offsetof(gs_sort_control, onesweep_dispatch), 12));

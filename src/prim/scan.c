@@ -168,16 +168,20 @@ static bool small_scan(const gs_scan *s, uint64_t max_n) {
 
 uint32_t gs_scan_tile_for(const gs_scan *s, uint64_t max_n) { return small_scan(s, max_n) ? s->small_tile : s->tile; }
 
+uint64_t gs_scan_lookback_slots(const gs_scan *s, uint64_t max_n) {
+  uint64_t tiles = tiles_of(s, max_n ? max_n : 1, 0);
+  if (s->small_rows) { /* the small tile serves capacities below its bound: more, smaller tiles */
+    const uint64_t below = (uint64_t)s->tile * s->small_min_tiles - 1, n = max_n < below ? max_n : below;
+    const uint64_t small_tiles = gs_groups_for(n ? n : 1, s->small_tile);
+    if (small_tiles > tiles) tiles = small_tiles;
+  }
+  return tiles;
+}
+
 VkDeviceSize gs_scan_state_bytes(const gs_scan *s, uint64_t max_n) {
   if (s->config.algo == GS_SCAN_LOOKBACK && !s->config.reduce_only) {
     const VkDeviceSize per_tile = gs_scan_descriptor_bytes(s->split_descriptors);
-    uint64_t tiles = tiles_of(s, max_n ? max_n : 1, 0);
-    if (s->small_rows) { /* the small tile serves capacities below its bound: more, smaller tiles */
-      const uint64_t below = (uint64_t)s->tile * s->small_min_tiles - 1, n = max_n < below ? max_n : below;
-      const uint64_t small_tiles = gs_groups_for(n ? n : 1, s->small_tile);
-      if (small_tiles > tiles) tiles = small_tiles;
-    }
-    return CONTROL_BYTES + round16(tiles * per_tile);
+    return CONTROL_BYTES + round16(gs_scan_lookback_slots(s, max_n) * per_tile);
   }
   VkDeviceSize offsets[GS_SCAN_MAX_LEVELS + 1];
   uint64_t counts[GS_SCAN_MAX_LEVELS + 1];
@@ -189,8 +193,12 @@ static int dispatch(const gs_scan *s, VkCommandBuffer cb, const gs_kernel *k, gs
   return gs_kernel_dispatch(s->dev, cb, k, push, push->tiles);
 }
 
+bool gs_scan_keeps_state(const gs_scan *s) {
+  return s->config.algo == GS_SCAN_LOOKBACK && !s->config.reduce_only && !s->split_descriptors;
+}
+
 int gs_scan_record(const gs_scan *s, VkCommandBuffer cb, uint64_t n, uint64_t max_n, gs_range input,
-                   gs_range output, gs_range state, const gs_scan_carry *carry, gs_timestamps *ts) {
+                   gs_range output, gs_range state, bool kept_state, const gs_scan_carry *carry, gs_timestamps *ts) {
   const uint32_t carry_flags = !carry ? 0 : (carry->in ? GS_SCAN_CARRY_IN : 0) | (carry->out ? GS_SCAN_CARRY_OUT : 0);
   if (n > max_n) return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: scan beyond its capacity");
   gs_cmd_barrier(cb); /* after earlier work on the same arrays and state */
@@ -217,8 +225,10 @@ int gs_scan_record(const gs_scan *s, VkCommandBuffer cb, uint64_t n, uint64_t ma
     const gs_range descriptors = gs_subrange(state, CONTROL_BYTES, state.size - CONTROL_BYTES);
     const VkDeviceSize per_tile = gs_scan_descriptor_bytes(s->split_descriptors);
     const bool small = small_scan(s, max_n);
-    const uint64_t tiles = gs_groups_for(n, small ? s->small_tile : s->tile);
-    rc = gs_record_clear(s->dev, cb, s->memops, state, (CONTROL_BYTES + tiles * per_tile) / 4);
+    const uint64_t tiles = gs_groups_for(n, small ? s->small_tile : s->tile), slots = gs_scan_lookback_slots(s, max_n);
+    /* every slot, not only this scan's tiles: a later scan on the kept state may take more */
+    if (!kept_state || !gs_scan_keeps_state(s))
+      rc = gs_record_clear(s->dev, cb, s->memops, state, (CONTROL_BYTES + slots * per_tile) / 4);
     gs_scan_push push = {.elements = input.address,
                          .results = output.address,
                          .tickets = tickets.address,
@@ -227,7 +237,8 @@ int gs_scan_record(const gs_scan *s, VkCommandBuffer cb, uint64_t n, uint64_t ma
                          .carry_out = carry ? carry->out : 0,
                          .n = (uint32_t)n,
                          .tiles = (uint32_t)tiles,
-                         .flags = carry_flags};
+                         .flags = carry_flags,
+                         .capacity = (uint32_t)slots};
     if (!rc) rc = dispatch(s, cb, small ? &s->small_lookback : &s->lookback, &push);
   } else {
     /* Reduce level by level until one tile holds the tile values, scan that tile, then scan
