@@ -162,7 +162,7 @@ GS_BLOCK_END(gs_prepare_indirect_push)
 GS_BLOCK_BEGIN(gs_scan_push)
   GS_ADDRESS elements; /* the input */
   GS_ADDRESS results;  /* the output */
-  GS_ADDRESS tickets;   /* the look-back's control words (scan_tiles.comp's ScanControl) */
+  GS_ADDRESS control;   /* the look-back's control words (scan_tiles.comp's ScanControl) */
   GS_ADDRESS tile_data; /* look-back descriptors, or reduce-then-scan tile values */
   GS_ADDRESS carry_in;  /* one accumulator value */
   GS_ADDRESS carry_out;

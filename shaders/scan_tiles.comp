@@ -53,7 +53,7 @@ layout(buffer_reference, std430, buffer_reference_align = 4) buffer AccArray { a
 #endif
 #if MODE == 0 && !defined(SPLIT_DESCRIPTORS)
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer PackedDescriptors { uint64_t descriptors[]; };
-// The look-back's control words (pc.tickets): with packed descriptors the epoch (this state's
+// The look-back's control words (pc.control): with packed descriptors the epoch (this state's
 // dispatches so far) in the high half of one 64-bit word and this dispatch's tickets in the
 // low, so that one atomic draws both; with split ones the tickets alone, in the first word.
 // `last_tickets`: how many the last dispatch drew (for tests).
@@ -107,20 +107,21 @@ rep_t reduce_tile_by_subgroup(uint tile, out bool inclusive) {
 // next epoch at ticket 0 (packed descriptors: a descriptor of this epoch then reads as empty to
 // the next dispatch, cleared or not). So that no descriptor keeps a stamp until its epoch
 // comes round again (2^30 dispatches on), it also empties one slot past this dispatch's tiles,
-// slot epoch % capacity: any `capacity` dispatches in a row write or empty every slot.
+// slot epoch % capacity: any `capacity` dispatches in a row write or empty every slot (any
+// 2 x capacity where the epoch passes 2^32).
 void draw_ticket() {
   const uint groups = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
 #ifdef SPLIT_DESCRIPTORS
-  const uint ticket = atomicAdd(ScanControl(pc.tickets).tickets, 1u);
+  const uint ticket = atomicAdd(ScanControl(pc.control).tickets, 1u);
   s_stamp = 0u;
-  if (ticket + 1u == groups) ScanControl(pc.tickets).last_tickets = groups;
+  if (ticket + 1u == groups) ScanControl(pc.control).last_tickets = groups;
 #else
-  const uint64_t drawn = atomicAdd(ScanControl(pc.tickets).epoch_and_tickets, uint64_t(1));
+  const uint64_t drawn = atomicAdd(ScanControl(pc.control).epoch_and_tickets, uint64_t(1));
   const uint ticket = uint(drawn), epoch = uint(drawn >> 32);
   s_stamp = (epoch & SCAN_STAMP_MASK) << 2;
   if (ticket + 1u == groups) {
-    ScanControl(pc.tickets).last_tickets = groups;
-    atomicStore(ScanControl(pc.tickets).epoch_and_tickets, uint64_t(epoch + 1u) << 32, gl_ScopeQueueFamily, 0, 0);
+    ScanControl(pc.control).last_tickets = groups;
+    atomicStore(ScanControl(pc.control).epoch_and_tickets, uint64_t(epoch + 1u) << 32, gl_ScopeQueueFamily, 0, 0);
     const uint slot = epoch % pc.capacity;
     if (slot >= pc.tiles) atomicStore(DESCRIPTORS[slot], uint64_t(0), gl_ScopeQueueFamily, 0, 0);
   }

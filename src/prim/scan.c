@@ -221,7 +221,7 @@ int gs_scan_record(const gs_scan *s, VkCommandBuffer cb, uint64_t n, uint64_t ma
       rc = dispatch(s, cb, &s->reduce[l ? 1 : 0], &push);
     }
   } else if (s->config.algo == GS_SCAN_LOOKBACK) {
-    const gs_range tickets = gs_subrange(state, 0, CONTROL_BYTES);
+    const gs_range control = gs_subrange(state, 0, CONTROL_BYTES);
     const gs_range descriptors = gs_subrange(state, CONTROL_BYTES, state.size - CONTROL_BYTES);
     const VkDeviceSize per_tile = gs_scan_descriptor_bytes(s->split_descriptors);
     const bool small = small_scan(s, max_n);
@@ -231,7 +231,7 @@ int gs_scan_record(const gs_scan *s, VkCommandBuffer cb, uint64_t n, uint64_t ma
       rc = gs_record_clear(s->dev, cb, s->memops, state, (CONTROL_BYTES + slots * per_tile) / 4);
     gs_scan_push push = {.elements = input.address,
                          .results = output.address,
-                         .tickets = tickets.address,
+                         .control = control.address,
                          .tile_data = descriptors.address,
                          .carry_in = carry ? carry->in : 0,
                          .carry_out = carry ? carry->out : 0,
