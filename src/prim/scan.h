@@ -107,8 +107,7 @@ bool gs_scan_keeps_state(const gs_scan *s);
  * timestamps around it. max_n: what the state block was sized for. kept_state: the state holds
  * what s's previous scan of n > 0 and the same max_n left there (and nothing else has written
  * it since; a scan of n == 0 neither clears nor writes it), so where gs_scan_keeps_state it
- * is not cleared again. carry: NULL for a whole scan
- * (reductions take none). */
+ * is not cleared again. carry: NULL for a whole scan (reductions take none). */
 int gs_scan_record(const gs_scan *s, VkCommandBuffer cb, uint64_t n, uint64_t max_n, gs_range input,
                    gs_range output, gs_range state, bool kept_state, const gs_scan_carry *carry, gs_timestamps *ts);
 
