@@ -341,12 +341,11 @@ static int read_words(tester *t, gs_buffer *state, uint64_t *words, uint64_t cou
 /* What the state must hold after `scans` scans from epoch `epoch`, the last of `tiles` tiles:
  * the next epoch at ticket 0, and the last scan's descriptors inclusive and stamped with its
  * epoch (a descriptor is status << 32 | value, scan_lookback.glsl). */
-static void check_state(tester *t, gs_buffer *state, uint64_t slots, uint32_t epoch, size_t scans, uint64_t tiles,
-                        const char *label) {
-  uint64_t *words = calloc(CONTROL_WORDS + slots, 8);
+static void check_state(tester *t, gs_buffer *state, uint32_t epoch, size_t scans, uint64_t tiles, const char *label) {
+  uint64_t *words = calloc(CONTROL_WORDS + tiles, 8);
   const uint32_t next = epoch + (uint32_t)scans, status = status_of(next - 1, KIND_INCLUSIVE);
   t->checks++;
-  int rc = read_words(t, state, words, CONTROL_WORDS + slots);
+  int rc = read_words(t, state, words, CONTROL_WORDS + tiles);
   uint64_t bad = 0;
   while (!rc && bad < tiles && words[CONTROL_WORDS + bad] >> 32 == status) bad++;
   if (rc || words[0] != (uint64_t)next << 32 || bad < tiles) {
@@ -374,6 +373,7 @@ static void check_kept(tester *t, const gs_scan_config *c, const uint64_t *sizes
   gs_transfer_stats stats = {0};
   int rc = gs_context_scan(&t->ctx, c, &s);
   const VkDeviceSize bytes = rc ? 0 : gs_scan_state_bytes(s, max_n);
+  const uint64_t slots = rc ? 0 : gs_scan_lookback_slots(s, max_n);
   uint64_t *words = calloc(bytes / 8 + 1, 8);
   if (!rc) rc = gs_buffer_create(t->dev, &state, bytes, GS_MEM_DEVICE, "test state");
   if (!rc) rc = gs_stager_create(t->dev, &up, GS_MEM_UPLOAD, bytes);
@@ -381,7 +381,7 @@ static void check_kept(tester *t, const gs_scan_config *c, const uint64_t *sizes
   if (!rc && inspect) {
     words[0] = (uint64_t)epoch << 32;
     const uint32_t last = epoch + (uint32_t)count - 1;
-    for (uint64_t slot = 1; planted && slot < gs_scan_lookback_slots(s, max_n); slot++)
+    for (uint64_t slot = 1; planted && slot < slots; slot++)
       words[CONTROL_WORDS + slot] = (uint64_t)status_of(last, KIND_INCLUSIVE) << 32 | 0x5A5A5A5Au;
     rc = gs_upload(&up, gs_buffer_range(&state), words, bytes, &stats);
   }
@@ -394,7 +394,6 @@ static void check_kept(tester *t, const gs_scan_config *c, const uint64_t *sizes
              epoch, planted ? ", planted" : "");
     t->kept_state = &state;
     t->kept_max_n = max_n;
-    const uint64_t slots = gs_scan_lookback_slots(s, max_n);
     for (size_t i = 0; i < count; i++) {
       if (inspect && planted && i + 1 == count) { /* every planted descriptor was emptied or written since */
         uint64_t *now = calloc(bytes / 8, 8);
@@ -412,7 +411,7 @@ static void check_kept(tester *t, const gs_scan_config *c, const uint64_t *sizes
       check(t, c, sizes[i], false, label);
     }
     if (inspect)
-      check_state(t, &state, slots, epoch, count, gs_groups_for(sizes[count - 1], gs_scan_tile_for(s, max_n)), label);
+      check_state(t, &state, epoch, count, gs_groups_for(sizes[count - 1], gs_scan_tile_for(s, max_n)), label);
     t->kept_state = NULL;
   }
   free(words);

@@ -226,7 +226,8 @@ static const char help_bench[] =
     "  --dist D           the keys' distribution, as for gen (default uniform)\n"
     "  --scan-algos       time u32 exclusive sums instead: the look-back scan, reduce-then-scan,\n"
     "                     and textbook Hillis-Steele, Blelloch (global and shared memory) and\n"
-    "                     subgroup-blocked scans\n"
+    "                     subgroup-blocked scans (the look-back scan's runs after the first\n"
+    "                     skip clearing its state, as a file's later chunks do)\n"
     "  --compact          time the look-back family on u32 keys instead: select and partition\n"
     "                     of uniform keys (the upper half kept); unique, rle and reduce-by-key\n"
     "                     of sorted keys with about n/16 distinct values (CUB's inputs)\n";
