@@ -79,7 +79,13 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    *  - unique keeps only its flags: 512 x 8 rows took 0.847 ms, 512 x 4 0.862, 384 x 4 0.883,
    *    256 x 4 0.896, 256 x 8 0.956, 128 x 8 1.027 (same run); another run, 2^24 / 2^26 / 2^28:
    *    512 x 4 0.068 / 0.224 / 0.857, 512 x 8 0.071 / 0.228 / 0.854, 512 x 6 0.072 / 0.231 /
-   *    0.878, so 2048 loads a tile;
+   *    0.878. On an H200 (0.7.29, two rounds, 2^26 / 2^28) the whole workgroup of 1024 took
+   *    0.171 and 0.174 / 0.643 and 0.643 ms at 8 rows (32 flags, a tile of 32768 keys), against
+   *    0.175 and 0.174 / 0.669 and 0.660 at 1024 x 4, 0.180 / 0.679 and 0.674 at 512 x 8, and
+   *    0.181 and 0.179 / 0.684 and 0.687 at 512 x 4 (1024 x 6: 0.236 / 0.905). A look-back
+   *    scan's wait shrinks as its tiles grow (the scan's own, same device: 8192 elements a tile
+   *    0.818 ms at 2^28, 16384 0.758, 24576 0.689); unique's tiles are bounded by its 32 flag
+   *    bits, so it takes 8 rows in as many invocations as the device's family allows;
    *  - rle of u32 keys keeps them, 64 registers at 512 x 4 rows: 1.15 ms, against 1.35 at 512
    *    x 2, 1.47 at 512 x 8 (122 registers), 1.40 at 256 x 8 (same run); before, 1.31 against
    *    1.47 at 256 x 4 (on an H200 1.28 against 1.39);
@@ -102,7 +108,7 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   if (subtiles > 64) subtiles = 64; /* (a knob's; shared memory allows far fewer on any device) */
   uint32_t most = 256, most_rows = 4, most_loads = 4096;
   if (config->mode == GS_COMPACT_PARTITION && subtiles == 1) most = 384;
-  if (config->mode == GS_COMPACT_UNIQUE) most = 512, most_rows = 8, most_loads = 2048;
+  if (config->mode == GS_COMPACT_UNIQUE) most = 1024, most_rows = 8, most_loads = 8192;
   /* (rows whose packed counts take two words or more total each word by a shuffle:
    * compact.comp's rank_rows) Other devices than NVIDIA take the same bounds, unmeasured
    * there (reduce-by-key's 384, from 512 before 0.7.27, too). */

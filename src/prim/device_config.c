@@ -156,10 +156,10 @@ enum { ANY = 0 };
  * row's load before scanning any (H100, 2^28 u32 sums, same run, GPU time as a share of the
  * copy's: 384 x 16 85.3% at 80 registers, 256 x 16 84.0%, 320 x 12 82.9%, 256 x 12 82.7%,
  * 512 x 8 79.9% (69.2% before that change), 512 x 16 78.3%, 128 x 32 79.0% at 156; 512 x 12
- * not measured there). The look-back family keeps 512 invocations before its own caps
- * (src/prim/compact.c), which also hold its rows to at most 4 of the scan's 12 or 16: rle of
- * u32 keys, capped at 512, took 1.545 ms in the scan's former 384 against 1.309 in 512 (same
- * run). GPUSORT_SCAN_WORKGROUP sets both. Select and partition take tiles of 2 sub-tiles
+ * not measured there). The look-back family takes 1024 invocations before its own caps
+ * (src/prim/compact.c), which hold every member but unique to 512 or fewer and its rows to at
+ * most 4 of the scan's 12 (unique: 8): rle of u32 keys, capped at 512, took 1.545 ms in the
+ * scan's former 384 against 1.309 in 512 (same run); unique takes the 1024 (since 0.7.29). GPUSORT_SCAN_WORKGROUP sets both. Select and partition take tiles of 2 sub-tiles
  * (compact.comp; H100, 2^28 u32 keys, 256 x 16 keys a sub-tile, same run: select 1.20 ms
  * against 1.43 before, partition 1.40 against 1.62 in its 384 x 16 tiles before; lavapipe, 2^20
  * keys, `bench --compact`: select 18.9 to 21.1 ms in 2 against 22.4 to 23.0 in 1, partition 16.7
@@ -247,7 +247,7 @@ static const preset presets[] = {
      .hold_keys = BIT(GS_SORT_PAIRS32_64),
      .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64),
      .scan_workgroup = 512, .scan_rows = 12, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
-     .bitonic_max_keys = 1u << 12, .compact_workgroup = 512, .compact_subtiles = 2, .histogram_groups = 1056,
+     .bitonic_max_keys = 1u << 12, .compact_workgroup = 1024, .compact_subtiles = 2, .histogram_groups = 1056,
      .small = {{256, 4}, {256, 8}, {512, 8}}, .small_min_tiles = 128, .scan_small_rows = 4,
      .scan_small_min_tiles = 256},
     {.name = "amd", .vendor_id = 0x1002, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512, 9, 5),
@@ -279,11 +279,12 @@ static uint32_t clamp_subgroup(const gs_device_info *info, uint32_t want) {
   return want;
 }
 
-/* 16 subgroups, 64 to 512 invocations, within the device's limits. (At least 64: llvmpipe in
- * Mesa 22.3 computed wrong results for workgroups of 2 to 6 subgroups of 8.) */
+/* The preset's workgroup (`want`), else 16 subgroups up to 512 invocations; at least 64, within
+ * the device's limits. (At least 64: llvmpipe in Mesa 22.3 computed wrong results for
+ * workgroups of 2 to 6 subgroups of 8.) */
 static uint32_t workgroup_for(const gs_device_info *info, uint32_t subgroup, uint32_t want) {
   uint32_t wg = want ? want : subgroup * 16;
-  if (wg > 512) wg = 512;
+  if (!want && wg > 512) wg = 512;
   if (wg < 64) wg = 64;
   const uint32_t limit = gs_workgroup_limit(info, subgroup);
   while (wg > limit && wg > subgroup) wg /= 2;
