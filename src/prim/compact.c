@@ -88,7 +88,9 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    *    bits, so it takes 8 rows in as many invocations as the device's family allows;
    *  - rle of u32 keys keeps them, 64 registers at 512 x 4 rows: 1.15 ms, against 1.35 at 512
    *    x 2, 1.47 at 512 x 8 (122 registers), 1.40 at 256 x 8 (same run); before, 1.31 against
-   *    1.47 at 256 x 4 (on an H200 1.28 against 1.39);
+   *    1.47 at 256 x 4 (on an H200 1.28 against 1.39). Larger workgroups, unlike unique's, were
+   *    slower (H200, 0.7.29, a build with the caps lifted, 2^28, two rounds): 1024 x 4 0.972 and
+   *    0.975 ms, 768 x 4 1.092, 1024 x 3 1.138, 1024 x 2 1.359, against 0.939 and 0.941 at 512 x 4;
    *  - reduce-by-key of u32 keys and sums: 512 x 2 rows took 1.64 ms (32 registers), 256 x 4
    *    1.72 (48), 512 x 4 1.86 (59), 256 x 8 2.65 (128; same run). On an H200, since a row's
    *    keys and values are read before its runs are written, 512 x 3 took 1.325 to 1.328 ms (40
@@ -96,7 +98,8 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    *    1536 loads a tile; since a row's values are read in one 16-byte load (0.7.27), in 384 x 4
    *    (H200, same run, 2^24 / 2^26 / 2^28): 0.092 / 0.310 / 1.183 ms at 40 registers, against
    *    0.097 / 0.341 / 1.304 at 512 x 3 (40), 256 x 4 0.098 / 0.334 / 1.279 (48) and 512 x 2
-   *    0.094 / 0.331 / 1.278 (32).
+   *    0.094 / 0.331 / 1.278 (32). In the rle run above: 1024 x 4 1.605 and 1.607 ms, 1024 x 3
+   *    1.736, 1024 x 2 1.422 and 1.427, 768 x 4 1.217, against 1.183 and 1.185 at 384 x 4.
    * 64-bit keys, values or counts in rle and reduce-by-key are unmeasured and keep 256
    * invocations x 4 rows (a bound of 1024 loads). lavapipe (128 invocations, 2^20 u32 keys): 8
    * rows took 6.6 to 7.0 ms against 8.1 to 8.6 at 4 for unique, 7.0 to 7.7 against 8.6 to 8.7
