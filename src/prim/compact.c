@@ -114,7 +114,8 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   if (config->mode == GS_COMPACT_UNIQUE) most = 1024, most_rows = 8, most_loads = 8192;
   /* (rows whose packed counts take two words or more total each word by a shuffle:
    * compact.comp's rank_rows) Other devices than NVIDIA take the same bounds, unmeasured
-   * there (reduce-by-key's 384, from 512 before 0.7.27, too). */
+   * there (reduce-by-key's 384, from 512 before 0.7.27, too, and unique's 8 rows in AMD's and
+   * Intel's 512 invocations, 4 before 0.7.29). */
   if (reduces(config))
     most = !narrow ? 256 : config->count_runs ? 512 : 384, most_rows = 8,
     most_loads = !narrow ? 1024 : config->count_runs ? 2048 : 1536;
