@@ -320,10 +320,10 @@ static void run_config(tester *t, gs_scan_config c, bool wrapping, const uint64_
   for (size_t i = 0; i < nsizes; i++) check(t, &c, sizes[i], wrapping, label);
 }
 
-/* A look-back state (scan.c, scan_tiles.comp, scan_lookback.glsl): CONTROL_BYTES of control
- * words, the first [epoch:32 | tickets:32], then one 64-bit descriptor a slot, status << 32 |
- * value, the status being the epoch's low 30 bits above a 2-bit kind. */
-enum { CONTROL_WORDS = 256 / 8, KIND_INCLUSIVE = 2 };
+/* A look-back state (scan.c, scan_tiles.comp, scan_lookback.glsl): GS_SCAN_CONTROL_BYTES of
+ * control words, the first [epoch:32 | tickets:32], then one 64-bit descriptor a slot, status
+ * << 32 | value, the status being the epoch's low 30 bits above a 2-bit kind. */
+enum { CONTROL_WORDS = GS_SCAN_CONTROL_BYTES / 8, KIND_INCLUSIVE = 2 };
 static uint32_t status_of(uint32_t epoch, uint32_t kind) { return (epoch & 0x3FFFFFFFu) << 2 | kind; }
 
 /* The state's first `count` 64-bit words. */

@@ -8,7 +8,7 @@
 #include "util/knobs.h"
 
 enum { MODE_LOOKBACK, MODE_REDUCE, MODE_DOWNSWEEP };
-enum { CONTROL_BYTES = 256, MAX_ELEMENTS = 0x7FFFFFF0u /* element indices stay below 2^31 */ };
+enum { MAX_ELEMENTS = 0x7FFFFFF0u /* element indices stay below 2^31 */ };
 
 const char *gs_scan_op_name(gs_scan_op op) { return op == GS_SCAN_MIN ? "min" : op == GS_SCAN_MAX ? "max" : "sum"; }
 
@@ -181,7 +181,7 @@ uint64_t gs_scan_lookback_slots(const gs_scan *s, uint64_t max_n) {
 VkDeviceSize gs_scan_state_bytes(const gs_scan *s, uint64_t max_n) {
   if (s->config.algo == GS_SCAN_LOOKBACK && !s->config.reduce_only) {
     const VkDeviceSize per_tile = gs_scan_descriptor_bytes(s->split_descriptors);
-    return CONTROL_BYTES + round16(gs_scan_lookback_slots(s, max_n) * per_tile);
+    return GS_SCAN_CONTROL_BYTES + round16(gs_scan_lookback_slots(s, max_n) * per_tile);
   }
   VkDeviceSize offsets[GS_SCAN_MAX_LEVELS + 1];
   uint64_t counts[GS_SCAN_MAX_LEVELS + 1];
@@ -221,14 +221,14 @@ int gs_scan_record(const gs_scan *s, VkCommandBuffer cb, uint64_t n, uint64_t ma
       rc = dispatch(s, cb, &s->reduce[l ? 1 : 0], &push);
     }
   } else if (s->config.algo == GS_SCAN_LOOKBACK) {
-    const gs_range control = gs_subrange(state, 0, CONTROL_BYTES);
-    const gs_range descriptors = gs_subrange(state, CONTROL_BYTES, state.size - CONTROL_BYTES);
+    const gs_range control = gs_subrange(state, 0, GS_SCAN_CONTROL_BYTES);
+    const gs_range descriptors = gs_subrange(state, GS_SCAN_CONTROL_BYTES, state.size - GS_SCAN_CONTROL_BYTES);
     const VkDeviceSize per_tile = gs_scan_descriptor_bytes(s->split_descriptors);
     const bool small = small_scan(s, max_n);
     const uint64_t tiles = gs_groups_for(n, small ? s->small_tile : s->tile), slots = gs_scan_lookback_slots(s, max_n);
     /* every slot, not only this scan's tiles: a later scan on the kept state may take more */
     if (!kept_state || !gs_scan_keeps_state(s))
-      rc = gs_record_clear(s->dev, cb, s->memops, state, (CONTROL_BYTES + slots * per_tile) / 4);
+      rc = gs_record_clear(s->dev, cb, s->memops, state, (GS_SCAN_CONTROL_BYTES + slots * per_tile) / 4);
     gs_scan_push push = {.elements = input.address,
                          .results = output.address,
                          .control = control.address,

@@ -79,6 +79,10 @@ int gs_scan_create(gs_device *dev, const gs_memops *memops, const gs_device_conf
                    const gs_scan_config *config, gs_scan *s);
 void gs_scan_destroy(gs_scan *s);
 
+/* A look-back state block: GS_SCAN_CONTROL_BYTES of control words (scan_tiles.comp's
+ * ScanControl), then the descriptors. */
+enum { GS_SCAN_CONTROL_BYTES = 256 };
+
 /* The look-back descriptors a state for scans of up to max_n elements holds. */
 uint64_t gs_scan_lookback_slots(const gs_scan *s, uint64_t max_n);
 
