@@ -342,6 +342,10 @@ typedef struct gpusort_device_info {
    * scan_small_min_tiles of their tiles take tiles of scan_small_rows rows (0: none). */
   uint32_t scan_small_rows;
   uint32_t scan_small_min_tiles;
+  /* Select's and partition's read-ahead (since 0.7.30): before its look-back, a tile reads the
+   * input about this many KiB past its own into cache (0: none). */
+  uint32_t compact_read_ahead_kib;
+  uint32_t reserved_end;                  /* zero (the next field's place) */
 } gpusort_device_info;
 
 #define GPUSORT_DEVICE_INFO_INIT GPUSORT_OUTPUT_INIT_(gpusort_device_info)

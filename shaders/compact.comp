@@ -54,6 +54,7 @@ layout(push_constant, std430) uniform Push { gs_compact_push pc; };
 layout(constant_id = GS_SPEC_TILE_ROWS) const uint ITEMS = 8; // keys per invocation, a multiple of VEC, at most 32
 layout(constant_id = GS_SPEC_COMPACT_MODE) const uint MODE = GS_COMPACT_SELECT;
 layout(constant_id = GS_SPEC_COMPACT_SUBTILES) const uint SUBTILES = 1; // select and partition only
+layout(constant_id = GS_SPEC_COMPACT_READ_AHEAD) const uint READ_AHEAD = 0; // select and partition only (see read_ahead)
 const bool STAGED_STORES = GS_COMPACT_STAGES(MODE); // select and partition (see staged_tile)
 const uint SUBTILE = WORKGROUP_SIZE * ITEMS;
 const uint TILE = STAGED_STORES ? SUBTILE * SUBTILES : SUBTILE;
@@ -261,7 +262,9 @@ void write_index(uint at, uint g) {
 // a stalled predecessor counted by the workgroup: select and unique 1 to 2% faster at 2^26
 // (0.213 ms against 0.217, 0.178 to 0.181 against 0.182), but reduce-by-key and rle wrong in
 // 204 of the 3416 checks, as they were with the SubgroupUniformControlFlowKHR execution mode
-// (NVIDIA's binary unchanged by it), and reduce-by-key at 62 registers against 40.
+// (NVIDIA's binary unchanged by it), and reduce-by-key at 62 registers against 40. What
+// shortened select and partition by a fifth (0.7.30) was the memory the walk leaves idle:
+// their tiles read a later tile's keys into cache meanwhile (read_ahead, below).
 const uint WALK_WIDTH = WORKGROUP_SIZE < 32u ? WORKGROUP_SIZE : 32u;
 shared uint s_walk_next, s_walk_prefix, s_walk_spins, s_walk_count, s_walk_empty, s_walk_inclusive;
 
@@ -466,6 +469,31 @@ void stage_records(bool as_keys, key_t keys[ITEMS], uint flags, uint segment_fir
       }
     }
   }
+}
+
+// Read-ahead: before its look-back, a tile reads one word of each 32-byte sector of the keys of
+// the tile READ_AHEAD tickets on, so that they wait in cache for whichever workgroup draws it.
+// Select's and partition's sub-tiles load one after another, each waiting on memory, and hit
+// the cache instead (src/prim/compact.c has the measured distances). The words stay in
+// registers, unused until read_ahead_done: nothing waits for them before the stores.
+const uint READ_AHEAD_WORDS = TILE * KEY_WORDS;
+const uint READ_AHEAD_LOADS = READ_AHEAD == 0u ? 1u : (READ_AHEAD_WORDS / 8u + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
+void read_ahead(uint tile, out uint words[READ_AHEAD_LOADS]) {
+  [[unroll]] for (uint i = 0u; i < READ_AHEAD_LOADS; i++) words[i] = 0u;
+  if (READ_AHEAD == 0u || tile + READ_AHEAD >= pc.tiles) return;
+  const uint first = (tile + READ_AHEAD) * READ_AHEAD_WORDS; // (n < 2^30: compact.c's MAX_ELEMENTS)
+  [[unroll]] for (uint i = 0u; i < READ_AHEAD_LOADS; i++) {
+    const uint w = first + (i * WORKGROUP_SIZE + gl_LocalInvocationID.x) * 8u;
+    if (w < pc.n * KEY_WORDS) words[i] = WordArray(pc.keys_in).words[w];
+  }
+}
+
+// Consumes the words read ahead where they can no longer delay anything (a store no run makes:
+// n = 1 is a single tile, which reads nothing ahead).
+void read_ahead_done(uint words[READ_AHEAD_LOADS]) {
+  uint folded = 0u;
+  [[unroll]] for (uint i = 0u; i < READ_AHEAD_LOADS; i++) folded ^= words[i];
+  if (READ_AHEAD != 0u && pc.n == 1u && folded == 1u) WordArray(pc.control).words[2] = folded;
 }
 
 // Writes the staged records: the tile's tile_kept kept ones after the count_before_tile kept
@@ -919,7 +947,10 @@ void staged_tile(uint tile) {
     tile_kept += s_tile_count; // (rewritten only after the next sub-tile's kept_before_segment_of's barrier)
   }
 
-  // 2. The count kept before this tile (by the whole workgroup).
+  // 2. The count kept before this tile (by the whole workgroup), with a later tile's keys read
+  // into cache meanwhile.
+  uint ahead[READ_AHEAD_LOADS];
+  read_ahead(tile, ahead);
   const uint count_prefix = count_before(tile, tile_kept);
   if (lid == 0u) s_count_before = count_prefix;
   barrier();
@@ -928,6 +959,7 @@ void staged_tile(uint tile) {
 
   // 3. The staged records to their places.
   store_staged(as_keys, tile, count_before_tile, tile_kept);
+  read_ahead_done(ahead);
 }
 #endif
 

@@ -112,6 +112,8 @@ class DeviceInfo(ctypes.Structure):
         ("sort_small_min_tiles", ctypes.c_uint32),
         ("scan_small_rows", ctypes.c_uint32),
         ("scan_small_min_tiles", ctypes.c_uint32),
+        ("compact_read_ahead_kib", ctypes.c_uint32),
+        ("reserved_end", ctypes.c_uint32),
     ]
 
 
@@ -175,7 +177,7 @@ C_NAMES = {
 ABI_SIZES = {
     "gpusort_layout": 48,
     "gpusort_context_params": 56,
-    "gpusort_device_info": 1248,
+    "gpusort_device_info": 1256,
     "gpusort_sort_options": 20,
     "gpusort_scan_options": 24,
     "gpusort_report": 352,

@@ -25,6 +25,9 @@ static void print_configuration(const gpusort_device_info *d) {
       printf("%s %u x %u", i ? "," : "", d->sort_small_workgroup_size[i], d->sort_small_keys_per_invocation[i]);
     printf(" keys, each taken by sorts of at least %u such tiles (Onesweep)\n", d->sort_small_min_tiles);
   }
+  if (d->compact_read_ahead_kib)
+    printf("        select and partition: each tile reads the input %u KiB past its own into cache before its "
+           "look-back\n", d->compact_read_ahead_kib);
   if (d->scan_small_rows)
     printf("        small scans: tiles of %u rows, taken by look-back scans of fewer elements than %u of their own "
            "tiles\n", d->scan_small_rows, d->scan_small_min_tiles);

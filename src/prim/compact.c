@@ -61,7 +61,7 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   int rc = gs_compact_check_config(dev, config);
   if (rc) return rc;
   const unsigned key_bytes = gs_key_info_of(config->key)->bytes;
-  /* The family's workgroup (512 on NVIDIA, else the scan's: device_config.c) and the scan's
+  /* The family's workgroup (1024 on NVIDIA, else the scan's: device_config.c) and the scan's
    * rows of 16-byte loads (16 u32 or 8 u64 keys in 4), within each mode's bounds on
    * invocations, rows and loads a tile (workgroup x rows), set by what its tile keeps in
    * registers across the look-back. On an H100, 2^28 u32 keys, `bench --compact`:
@@ -146,6 +146,23 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
     return gs_fail(GPUSORT_ERROR_NO_DEVICE, "a compaction tile needs %u bytes of shared memory; %s offers %u", shared,
                    dev->info.name, dev->info.max_shared_bytes);
   c->tile = c->workgroup_size * c->items * c->subtiles;
+  /* Select's and partition's read-ahead, in whole tiles (at least one where any was asked). On
+   * an H200 (2^24 / 2^26 / 2^28 u32 keys, `bench --compact`, two rounds, same run), NVIDIA's
+   * 8192 KiB (256 of their tiles of 32 KiB): select 0.056 to 0.057 / 0.182 to 0.184 / 0.677 to
+   * 0.678 ms against 0.063 to 0.064 / 0.220 to 0.221 / 0.831 to 0.835 without, partition 0.069
+   * / 0.225 to 0.227 / 0.849 to 0.852 against 0.079 to 0.080 / 0.278 to 0.284 / 1.085 to 1.090
+   * (CUB: 0.051 / 0.160 / 0.592 and 0.064 / 0.209 / 0.795). Other distances (another run, at
+   * 2^28, select and partition): 66 tiles 0.747 and 0.928 ms, 132 0.719 and 0.886, 264 0.687 and
+   * 0.862, 528 0.710 and 0.974. Not for the other modes: unique, whose tiles load all their rows
+   * at once, took 0.739 ms at 132 of its tiles ahead against 0.647, reduce-by-key 1.38 against
+   * 1.18, rle 0.925 against 0.936; nor the scan (0.908 against 0.683, at 86 registers against
+   * 64: one workgroup an SM instead of two) or the sort's passes (u32 keys 7.00 ms against 5.62
+   * at 256 tiles ahead). */
+  if (GS_COMPACT_STAGES(config->mode) && device_config->compact_read_ahead_kib) {
+    const uint64_t tile_bytes = (uint64_t)c->tile * key_bytes;
+    const uint64_t tiles = (uint64_t)device_config->compact_read_ahead_kib * 1024 / tile_bytes;
+    c->read_ahead = tiles == 0 ? 1 : tiles > 1u << 20 ? 1u << 20 : (uint32_t)tiles;
+  }
   c->split_descriptors = reduces(config) && gs_scan_descriptors_split(dev, config->acc);
   char name[64];
   const gs_scan_config values = value_scan(config);
@@ -161,7 +178,8 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   const uint32_t value_kind = reduces(config) ? (uint32_t)gs_key_info_of(config->value)->kind : 0;
   const uint32_t acc_kind = reduces(config) ? (uint32_t)gs_key_info_of(config->acc)->kind : 0;
   /* ids: workgroup, subgroup, key kind, descending, items, spin, op, value kind, acc kind,
-   * inclusive, segmented, reduce-then-scan (unused here), mode, hold keys (unused), sub-tiles */
+   * inclusive, segmented, reduce-then-scan (unused here), mode, hold keys (unused), sub-tiles,
+   * early counts (unused), read-ahead */
   const uint32_t spec[] = {c->workgroup_size,
                            0,
                            (uint32_t)gs_key_info_of(config->key)->kind,
@@ -176,7 +194,9 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
                            0,
                            config->mode,
                            0,
-                           c->subtiles};
+                           c->subtiles,
+                           0,
+                           c->read_ahead};
   return gs_kernel_create(dev, &c->kernel, name, sizeof(gs_compact_push), spec, sizeof spec / sizeof spec[0]);
 }
 

@@ -36,6 +36,7 @@ typedef struct {
   const gs_memops *memops;
   gs_compact_config config;
   uint32_t workgroup_size, items, subtiles, tile; /* tile = workgroup_size x items x subtiles keys */
+  uint32_t read_ahead;                  /* select and partition: tiles ahead read into cache (0: none) */
   bool split_descriptors;               /* reduce-by-key's value descriptors */
   gs_kernel kernel;
 } gs_compact;

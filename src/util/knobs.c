@@ -81,6 +81,15 @@ static void small_tiles_knob(const char *name) {
   knobs.sort_small_min_tiles = min_tiles;
 }
 
+/* A number, 0 included, or GS_KNOB_UNSET when the variable is unset, empty or not a number. */
+static uint32_t number_or_unset(const char *name) {
+  const char *v = getenv(name);
+  if (!v || !*v) return GS_KNOB_UNSET;
+  char *end;
+  const unsigned long long x = strtoull(v, &end, 10);
+  return *end || x >= GS_KNOB_UNSET ? GS_KNOB_UNSET : (uint32_t)x;
+}
+
 /* GPUSORT_SCAN_SMALL_ROWS: "0" (none), or "R" or "R@T"; anything else leaves the knob unset. */
 static void scan_small_rows_knob(const char *name) {
   knobs.scan_small_rows = GS_KNOB_UNSET;
@@ -102,6 +111,7 @@ static void read_knobs(void) {
   knobs.scan_workgroup = number32("GPUSORT_SCAN_WORKGROUP");
   knobs.scan_rows = number32("GPUSORT_SCAN_ROWS");
   knobs.compact_subtiles = number32("GPUSORT_COMPACT_SUBTILES");
+  knobs.compact_read_ahead_kib = number_or_unset("GPUSORT_COMPACT_READ_AHEAD_KIB");
   knobs.histogram_groups = number32("GPUSORT_HISTOGRAM_GROUPS");
   knobs.lookback_spin = number32("GPUSORT_LOOKBACK_SPIN");
   knobs.sort_hold_keys = switch_knob("GPUSORT_SORT_HOLD_KEYS");
