@@ -996,6 +996,13 @@ class DevicesAndBench(CliTest):
                       p.stdout.decode())
         self.assertIn("small scans: tiles of 2 rows, taken by look-back scans of fewer elements than 8 of their own",
                       p.stdout.decode())
+        self.assertNotIn("select and partition: each tile reads", p.stdout.decode())  # (lavapipe: none)
+        # select's and partition's read-ahead, from its knob
+        p = run(["devices", "-v"], env={"GPUSORT_COMPACT_READ_AHEAD_KIB": "64"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout.decode(), r"preset \S+ \(tuned by GPUSORT_\*\)")
+        self.assertIn("select and partition: each tile reads the input 64 KiB past its own into cache before its "
+                      "look-back", p.stdout.decode())
 
     def test_bench(self):
         p = run(["bench", "--sizes", "2^10,5000", "--reps", "3"])
