@@ -77,7 +77,14 @@ const uint SUBGROUP_KEYS = SUBGROUP_SIZE * KEYS_PER_THREAD;
 const uint KEY_WORDS = KEY_BITS / 32;
 const uint COUNTER_WORDS = NUM_SUBGROUPS * RADIX;
 const uint ITEM_WORDS = VALUE_WORDS > KEY_WORDS ? VALUE_WORDS : KEY_WORDS;
-const uint STAGED_WORDS = TILE_KEYS * ITEM_WORDS;
+// 64-bit keys alone, in registers, are staged one 32-bit half at a time: the low halves before
+// the look-back, the high halves after it, read again from the input (now in cache). The
+// staged tile then takes half the shared memory, which had bounded NVIDIA's tile to 384 x 14
+// (src/prim/device_config.c has the shapes). Kept in registers through the look-back instead,
+// the high halves took 384 x 14 from 66 registers to 90 (one workgroup an SM; H200, 2^28 u64
+// keys 26.1 ms against 17.4).
+const bool STAGE_HALVES = KEY_BITS == 64 && VALUE_WORDS == 0 && !HOLD_KEYS;
+const uint STAGED_WORDS = TILE_KEYS * (STAGE_HALVES ? 1u : ITEM_WORDS);
 const uint HELD_WORDS = COUNTER_WORDS + (HOLD_KEYS ? TILE_KEYS * KEY_WORDS : 0u); // counters, then held keys
 const uint STAGE_WORDS = HELD_WORDS > STAGED_WORDS ? HELD_WORDS : STAGED_WORDS;
 const uint DIGITS_PER_INVOCATION = (RADIX + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
@@ -116,6 +123,16 @@ key_t load_key(uint index) {
   const key_t k = KeysIn(pc.keys_in).keys[index];
   return (pc.flags & GS_SORT_FIRST_PASS) != 0u ? key_to_ordered(k) : k;
 }
+
+#if KEY_BITS == 64
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer KeyHalvesIn { uvec2 halves[]; };
+// The high half of load_key(index), read alone: a key's ordered high half depends on its high
+// half only.
+uint load_high_half(uint index) {
+  const uint high = KeyHalvesIn(pc.keys_in).halves[index].y;
+  return (pc.flags & GS_SORT_FIRST_PASS) != 0u ? uint(key_to_ordered(key_t(high) << 32) >> 32) : high;
+}
+#endif
 
 void stage_key(uint position, key_t ordered) {
 #if KEY_BITS == 64
@@ -223,8 +240,14 @@ void recount_tile(uint k) {
   const uint lid = gl_LocalInvocationID.x;
   for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) s_recount[d] = 0u;
   barrier();
-  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++)
-    atomicAdd(s_recount[digit_of(load_key(k * TILE_KEYS + i * WORKGROUP_SIZE + lid))], 1u);
+  // (With STAGE_HALVES a key at a time, as the tile's ranks wait in registers meanwhile.)
+  if (STAGE_HALVES) {
+    [[dont_unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++)
+      atomicAdd(s_recount[digit_of(load_key(k * TILE_KEYS + i * WORKGROUP_SIZE + lid))], 1u);
+  } else {
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++)
+      atomicAdd(s_recount[digit_of(load_key(k * TILE_KEYS + i * WORKGROUP_SIZE + lid))], 1u);
+  }
   barrier();
 }
 
@@ -509,6 +532,21 @@ void main() {
   }
   if (HOLD_KEYS) [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) keys[i] = HELD_KEY(i);
   barrier(); // all counters (and held keys) read before staged items overwrite them
+#if KEY_BITS == 64 && VALUE_WORDS == 0
+  // STAGE_HALVES: the low halves now, the high ones after the look-back. The ranks wait for
+  // them packed two a register (tile positions are below 2^16): f64 keys' pipeline, whose map
+  // takes registers, went from 82 to 80 at 384 x 18, so two workgroups share an SM (H200, 2^26
+  // f64 keys, two runs: 4.36 ms packed and 4.72 unpacked, against 384 x 14's 4.46 in both;
+  // u64 keys, same run: 4.13 packed against 4.12).
+  uint packed_ranks[(KEYS_PER_THREAD + 1u) / 2u];
+  if (STAGE_HALVES) {
+    [[unroll]] for (uint w = 0u; w < packed_ranks.length(); w++) packed_ranks[w] = 0u;
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
+      packed_ranks[i / 2u] |= rank[i] << (16u * (i % 2u));
+      s_stage[rank[i]] = uint(keys[i]);
+    }
+  } else
+#endif
   [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) stage_key(rank[i], keys[i]);
 
 #if VALUE_WORDS > 0
@@ -535,6 +573,31 @@ void main() {
   // Write out in tile order: consecutive invocations mostly share a digit, so they write
   // consecutive addresses. Padding sorts last and is never written.
   const uint valid = min(TILE_KEYS, g_n - tile_first);
+#if KEY_BITS == 64 && VALUE_WORDS == 0
+  if (STAGE_HALVES) {
+    // Each written position's low half waits in a register while the high halves are staged
+    // in the same words; the whole key is then written at once.
+    uint high_halves[KEYS_PER_THREAD];
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
+      const uint index = first + i * SUBGROUP_SIZE;
+      high_halves[i] = index < g_n ? load_high_half(index) : uint(ORDERED_KEY_MAX >> 32);
+    }
+    uint low_halves[KEYS_PER_THREAD];
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) low_halves[i] = s_stage[lid + i * WORKGROUP_SIZE];
+    barrier();
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++)
+      s_stage[bitfieldExtract(packed_ranks[i / 2u], int(16u * (i % 2u)), 16)] = high_halves[i];
+    barrier();
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
+      const uint j = lid + i * WORKGROUP_SIZE;
+      if (j < valid) {
+        const key_t k = key_t(low_halves[i]) | (key_t(s_stage[j]) << 32);
+        store_key(s_digit_dest[digit_of(k)] + j, k);
+      }
+    }
+    return;
+  }
+#endif
 #if VALUE_WORDS > 0
   // Each written position's digit, packed as the held digits are: its value goes where its key
   // went. (Each destination kept instead: ten registers more, H200, 384 x 14, 104 against 94.)

@@ -13,7 +13,8 @@ enum { ANY = 0 };
  * or not): 32-bit keys alone 256 x 28 in registers, with early counts; with 32-bit values 384
  * x 26, the keys in registers and the values loaded after the look-back, with early counts;
  * with 64-bit values 512 x 10, held (as many as shared memory holds); 64-bit keys alone 384 x
- * 14 in registers, with early counts; 64-bit keys with values 256 x 20 in registers.
+ * 18 in registers, staged a half at a time, with early counts; 64-bit keys with values 256 x 20
+ * in registers.
  * NVIDIA, occupancy: the driver gives a compute pipeline about 100 KiB of shared memory per SM
  * (H200, 580.159.04), not the 228 the SM has, so three workgroups share an SM only when each
  * takes at most about 33 KiB, whatever their registers allow. H200, 2^28 u32 keys, same runs:
@@ -53,7 +54,16 @@ enum { ANY = 0 };
  * 8.61 at 512 x 16; sorted keys at 2^26 1.54 against 2.31 at 256 x 32);
  * u32/u32 pairs with keys and values in registers took 13.49 at best (384 x 16) and u32/u64
  * pairs 16.01 (384 x 12), against 10.90 and 14.45 held.
- * NVIDIA, 64-bit keys alone (0.7.27): 384 x 14, 66 registers and 48,184 bytes of shared
+ * NVIDIA, 64-bit keys alone (0.7.31): 384 x 18, 80 registers and 32,824 bytes of shared
+ * memory, once the staged tile took a 32-bit half of each key at a time (radix_onesweep.comp's
+ * STAGE_HALVES). H200, ms at 2^24 / 2^26 / 2^28, same run, CUB 1.163 / 4.211 / 16.438: u64
+ * keys 1.156 / 4.131 / 16.019 against 1.201 / 4.428 / 17.389 at 384 x 14 before, f64 1.204 /
+ * 4.355 / 16.926 against 1.202 / 4.456 / 17.472, i64 1.165 / 4.170 / 16.213 against 1.201 /
+ * 4.446 / 17.434; past 80 registers, one workgroup an SM, u64 keys took 23.05 ms at 2^28 in
+ * 384 x 19 (82), 22.53 in 384 x 20 (86), 23.10 in 448 x 16 (75). Another run, the ranks not
+ * yet packed: 448 x 15 (71) 16.14 against 15.95 at 384 x 18; at 2^26 against 384 x 14, sorted
+ * 2.574 against 2.707, equal 0.828 against 0.858, 64 distinct keys 3.740 against 4.015.
+ * Before (0.7.27 to 0.7.30): 384 x 14, 66 registers and 48,184 bytes of shared
  * memory (384 x 15 does not fit 48 KiB: the knob's 15 gives 14). H200, u64 keys, ms at 2^24 /
  * 2^26 / 2^28, same runs: 384 x 14 1.200 / 4.429 / 17.408, 448 x 12 1.194 / 4.438 / 17.494,
  * 320 x 17 (0.7.26, 74 registers) 1.224 / 4.498 / 17.633; at 2^28 alone 384 x 13 18.03, 384 x
@@ -245,7 +255,7 @@ typedef struct {
 static const preset presets[] = {
     {.name = "nvidia", .vendor_id = 0x10DE, .driver_id = ANY, .subgroup_size = 32,
      .sort = {[GS_SORT_KEYS32] = {256, 28}, [GS_SORT_PAIRS32_32] = {384, 26}, [GS_SORT_PAIRS32_64] = {512, 10},
-              [GS_SORT_KEYS64] = {384, 14}, [GS_SORT_PAIRS64] = {256, 20}},
+              [GS_SORT_KEYS64] = {384, 18}, [GS_SORT_PAIRS64] = {256, 20}},
      .hold_keys = BIT(GS_SORT_PAIRS32_64),
      .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64),
      .scan_workgroup = 512, .scan_rows = 12, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
