@@ -57,6 +57,10 @@
 #define GS_SORT_INDEX_VALUES 4u /* first pass: each value is its key's input index */
 #define GS_SORT_INDIRECT 8u     /* n and tile counts come from the control block, not pc */
 #define GS_SORT_CLEAR_NEXT 16u  /* each tile zeroes its row of lookback_next for the next pass */
+/* Whether a digit-binning pass stages its keys for the write-out a 32-bit half at a time
+ * (radix_onesweep.comp): 64-bit keys alone, not held while ranked. Its staged tile then takes
+ * 4 bytes a key, which the host's tile choice must fit. */
+#define GS_SORT_STAGES_HALVES(key_bytes, value_bytes, hold_keys) ((key_bytes) == 8 && (value_bytes) == 0 && !(hold_keys))
 /* Set in a pass's ticket counter before the pass when every key has the same digit in it: the
  * pass copies the keys (radix_scan_histograms.comp, radix_onesweep.comp). */
 #define GS_SORT_COPY_TICKETS 0x80000000u

@@ -83,7 +83,7 @@ const uint ITEM_WORDS = VALUE_WORDS > KEY_WORDS ? VALUE_WORDS : KEY_WORDS;
 // (src/prim/device_config.c has the shapes). Kept in registers through the look-back instead,
 // the high halves took 384 x 14 from 66 registers to 90 (one workgroup an SM; H200, 2^28 u64
 // keys 26.1 ms against 17.4).
-const bool STAGE_HALVES = KEY_BITS == 64 && VALUE_WORDS == 0 && !HOLD_KEYS;
+const bool STAGE_HALVES = GS_SORT_STAGES_HALVES(KEY_BITS / 8, VALUE_WORDS * 4, HOLD_KEYS);
 const uint STAGED_WORDS = TILE_KEYS * (STAGE_HALVES ? 1u : ITEM_WORDS);
 const uint HELD_WORDS = COUNTER_WORDS + (HOLD_KEYS ? TILE_KEYS * KEY_WORDS : 0u); // counters, then held keys
 const uint STAGE_WORDS = HELD_WORDS > STAGED_WORDS ? HELD_WORDS : STAGED_WORDS;
@@ -240,14 +240,14 @@ void recount_tile(uint k) {
   const uint lid = gl_LocalInvocationID.x;
   for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) s_recount[d] = 0u;
   barrier();
+#define RECOUNT_KEY(i) atomicAdd(s_recount[digit_of(load_key(k * TILE_KEYS + (i) * WORKGROUP_SIZE + lid))], 1u)
   // (With STAGE_HALVES a key at a time, as the tile's ranks wait in registers meanwhile.)
   if (STAGE_HALVES) {
-    [[dont_unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++)
-      atomicAdd(s_recount[digit_of(load_key(k * TILE_KEYS + i * WORKGROUP_SIZE + lid))], 1u);
+    [[dont_unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) RECOUNT_KEY(i);
   } else {
-    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++)
-      atomicAdd(s_recount[digit_of(load_key(k * TILE_KEYS + i * WORKGROUP_SIZE + lid))], 1u);
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) RECOUNT_KEY(i);
   }
+#undef RECOUNT_KEY
   barrier();
 }
 

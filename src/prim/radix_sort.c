@@ -36,8 +36,7 @@ static int fit_tile(const gs_radix_sort *s, uint32_t wg, uint32_t kpt, gs_radix_
   const uint32_t sg = dev->subgroup_size;
   const unsigned key = s->info->bytes, value = s->config.value_bytes;
   const unsigned held_key = s->hold_keys ? key : 0;
-  /* (64-bit keys alone in registers are staged a half at a time: radix_onesweep.comp) */
-  const unsigned item = key == 8 && value == 0 && !s->hold_keys ? 4 : value > key ? value : key;
+  const unsigned item = GS_SORT_STAGES_HALVES(key, value, s->hold_keys) ? 4 : value > key ? value : key;
   if (wg % sg != 0 || wg > dev->info.max_workgroup_size || wg < 64 || kpt == 0 || kpt > 64)
     return gs_fail(GPUSORT_ERROR_USAGE, "sort tile of %u invocations x %u keys does not suit this device", wg, kpt);
   /* llvmpipe (Mesa 22.3) loses the invocations that run one iteration more than others of the
