@@ -13,8 +13,8 @@ enum { ANY = 0 };
  * or not): 32-bit keys alone 256 x 28 in registers, with early counts; with 32-bit values 384
  * x 26, the keys in registers and the values loaded after the look-back, with early counts;
  * with 64-bit values 512 x 10, held (as many as shared memory holds); 64-bit keys alone 384 x
- * 18 in registers, staged a half at a time, with early counts; 64-bit keys with values 256 x 20
- * in registers.
+ * 18 in registers, staged a half at a time, with early counts; 64-bit keys with values 384 x 13
+ * in registers, with early counts.
  * NVIDIA, occupancy: the driver gives a compute pipeline about 100 KiB of shared memory per SM
  * (H200, 580.159.04), not the 228 the SM has, so three workgroups share an SM only when each
  * takes at most about 33 KiB, whatever their registers allow. H200, 2^28 u32 keys, same runs:
@@ -54,6 +54,14 @@ enum { ANY = 0 };
  * 8.61 at 512 x 16; sorted keys at 2^26 1.54 against 2.31 at 256 x 32);
  * u32/u32 pairs with keys and values in registers took 13.49 at best (384 x 16) and u32/u64
  * pairs 16.01 (384 x 12), against 10.90 and 14.45 held.
+ * NVIDIA, 64-bit keys with values (0.7.32): 384 x 13 in registers with early counts, 78
+ * registers, two workgroups an SM; 256 x 20 without early counts had taken 124. H200, ms at
+ * 2^24 / 2^26 / 2^28, same run, CUB 1.711 / 6.312 / 24.872: u64/u64 1.670 / 6.244 / 24.736
+ * against 1.739 / 6.414 / 25.343; early counts at 256 x 20 1.713 / 6.322 / 24.979 (116), at
+ * 320 x 16 36.26 at 2^28 (99, one workgroup an SM). Another run, two rounds: u64/u64 1.670 /
+ * 6.200 / 24.546 against 1.727 / 6.367 / 25.201, u64/u32 1.476 / 5.490 / 21.634 against 1.582
+ * / 5.823 / 22.840. Staging the pairs a 32-bit half at a time was slower (256 x 20 26.43
+ * against 25.20; 384 x 18 32.83, 116 registers).
  * NVIDIA, 64-bit keys alone (0.7.31): 384 x 18, 80 registers and 32,824 bytes of shared
  * memory, once the staged tile took a 32-bit half of each key at a time (radix_onesweep.comp's
  * STAGE_HALVES). H200, ms at 2^24 / 2^26 / 2^28, same run, CUB 1.163 / 4.211 / 16.438: u64
@@ -255,9 +263,9 @@ typedef struct {
 static const preset presets[] = {
     {.name = "nvidia", .vendor_id = 0x10DE, .driver_id = ANY, .subgroup_size = 32,
      .sort = {[GS_SORT_KEYS32] = {256, 28}, [GS_SORT_PAIRS32_32] = {384, 26}, [GS_SORT_PAIRS32_64] = {512, 10},
-              [GS_SORT_KEYS64] = {384, 18}, [GS_SORT_PAIRS64] = {256, 20}},
+              [GS_SORT_KEYS64] = {384, 18}, [GS_SORT_PAIRS64] = {384, 13}},
      .hold_keys = BIT(GS_SORT_PAIRS32_64),
-     .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64),
+     .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64) | BIT(GS_SORT_PAIRS64),
      .scan_workgroup = 512, .scan_rows = 12, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
      .bitonic_max_keys = 1u << 12, .compact_workgroup = 1024, .compact_subtiles = 2, .histogram_groups = 1056,
      .compact_read_ahead_kib = 8192,
