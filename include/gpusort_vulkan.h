@@ -8,7 +8,7 @@
  * bufferDeviceAddress (1.2); and for 64-bit keys, values, indices or accumulators shaderInt64
  * (and shaderSubgroupExtendedTypes for 64-bit scans, shaderFloat64 for f64 sums).
  * gpusort_vk_enable_features() sets them in your feature structs. The device must offer
- * subgroup ballot, vote, arithmetic and shuffle operations in compute shaders.
+ * subgroup ballot, vote, arithmetic, shuffle and relative shuffle operations in compute shaders.
  *
  * Buffers. Kernels reach memory through buffer device addresses: every buffer you pass
  * (keys, values, indices, records, counts, scratch) needs

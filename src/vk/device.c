@@ -16,7 +16,7 @@ void gs_device_mark_wedged(gs_device *dev) { dev->wedged = true; }
 
 static const VkSubgroupFeatureFlags needed_subgroup_ops =
     VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_VOTE_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT |
-    VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
+    VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT;
 
 const char *gs_vk_result_name(VkResult r) {
   switch (r) {
@@ -155,7 +155,7 @@ static void check_features(VkPhysicalDevice pd, const VkPhysicalDeviceVulkan11Pr
     missing = "buffer device addresses, host query reset and maintenance4";
   else if (!(p11->subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
            (p11->subgroupSupportedOperations & needed_subgroup_ops) != needed_subgroup_ops)
-    missing = "subgroup vote, ballot, arithmetic and shuffle operations in compute shaders";
+    missing = "subgroup vote, ballot, arithmetic, shuffle and relative shuffle operations in compute shaders";
   else if (p13->maxSubgroupSize < 4 || p13->minSubgroupSize > 128)
     missing = "a subgroup size between 4 and 128 lanes";
   else if (lim->maxComputeSharedMemorySize < 16384 || lim->maxComputeWorkGroupInvocations < 128)
