@@ -155,9 +155,12 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    * 2^28, select and partition): 66 tiles 0.747 and 0.928 ms, 132 0.719 and 0.886, 264 0.687 and
    * 0.862, 528 0.710 and 0.974. Not for the other modes: unique, whose tiles load all their rows
    * at once, took 0.739 ms at 132 of its tiles ahead against 0.647, reduce-by-key 1.38 against
-   * 1.18, rle 0.925 against 0.936; nor the scan (0.908 against 0.683, at 86 registers against
-   * 64: one workgroup an SM instead of two) or the sort's passes (u32 keys 7.00 ms against 5.62
-   * at 256 tiles ahead). */
+   * 1.18, rle 0.925 against 0.936; again at 1, 2, 4, 8 and 16 MiB ahead (H200, 0.7.32, 2^28,
+   * same run, against 0.646 to 0.648, 0.946 to 0.949 and 1.189 to 1.195 without), unique took
+   * 0.667 to 0.734 ms, rle 0.937 to 0.951 (at most 1% faster) and reduce-by-key, whose
+   * read-ahead of keys and values took 56 registers against 40, 1.333 to 1.610; nor the scan
+   * (0.908 against 0.683, at 86 registers against 64: one workgroup an SM instead of two) or
+   * the sort's passes (u32 keys 7.00 ms against 5.62 at 256 tiles ahead). */
   if (GS_COMPACT_STAGES(config->mode) && device_config->compact_read_ahead_kib) {
     const uint64_t tile_bytes = (uint64_t)c->tile * key_bytes;
     const uint64_t tiles = (uint64_t)device_config->compact_read_ahead_kib * 1024 / tile_bytes;
