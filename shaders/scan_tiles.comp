@@ -147,7 +147,7 @@ void main() {
   rep_t v[ROWS][4];
   // combination of everything before this lane's vector in the segment (kept: taken again
   // after the look-back, from the rows' scans redone, it left 512 x 12 at 64 registers and
-  // took 0.722 ms at 2^28 against 0.675; H200, 0.7.32, same run)
+  // took 0.722 and 0.724 ms at 2^28 against 0.675 and 0.676; H200, 0.7.32, same run)
   rep_t row_before[ROWS];
   rep_t carry = rep_identity();
   // Every row's load is issued before any is scanned: loads and subgroup scans interleaved in

@@ -168,9 +168,9 @@ enum { ANY = 0 };
  * (74.9 and 75.0% of the copy): 256 x 12 0.696 to 0.698, 320 x 12 0.699 to 0.700, 256 x 16
  * 0.703 to 0.708, 256 x 24 0.731, 384 x 12 0.754, 512 x 8 0.760, 1024 x 6 0.777, 512 x 16
  * 0.798, 768 x 8 0.828, 640 x 10 0.832, 1024 x 4 0.873 to 0.879; 0.7.32, against 0.675 to
- * 0.685: 512 x 13 0.826, 512 x 14 0.816, past the 64 registers that let two workgroups share
- * an SM, and in a trial build holding 1 to 5 more rows a tile in shared memory, loaded first
- * and written last, 0.827 to 0.874 at 90 to 118 registers). Files of 2^27 elements,
+ * 0.685 at 64 registers, the most that lets two workgroups share an SM: 512 x 13 0.826,
+ * 512 x 14 0.816, and in a trial build holding 1 to 5 more rows a tile in shared memory,
+ * loaded first and written last, 0.827 to 0.874 at 90 to 118 registers). Files of 2^27 elements,
  * `scan -v`, same run: u64 sums 0.95 ms against 1.01 (116 registers against 148), u32 into
  * u64 1.36 against 1.43, f64 max 0.99 against 1.07, i32 min 0.34 against 0.35, f32 sums by
  * reduce-then-scan 0.411 against 0.422). 384 x 16 came when the scan began to issue every
