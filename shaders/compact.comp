@@ -55,8 +55,11 @@ layout(constant_id = GS_SPEC_TILE_ROWS) const uint ITEMS = 8; // keys per invoca
 layout(constant_id = GS_SPEC_COMPACT_MODE) const uint MODE = GS_COMPACT_SELECT;
 layout(constant_id = GS_SPEC_COMPACT_SUBTILES) const uint SUBTILES = 1; // select and partition only
 layout(constant_id = GS_SPEC_COMPACT_READ_AHEAD) const uint READ_AHEAD = 0; // select and partition only (see read_ahead)
+layout(constant_id = GS_SPEC_COMPACT_EARLY_WALK) const uint EARLY_WALK = 0; // unique only (see unique_tile_early_walk)
 const bool STAGED_STORES = GS_COMPACT_STAGES(MODE); // select and partition (see staged_tile)
-const uint SUBTILE = WORKGROUP_SIZE * ITEMS;
+// subgroups that hold keys: all, or all but the one that walks (EARLY_WALK)
+const uint DATA_SUBGROUPS = EARLY_WALK != 0u ? NUM_SUBGROUPS - 1u : NUM_SUBGROUPS;
+const uint SUBTILE = DATA_SUBGROUPS * SUBGROUP_SIZE * ITEMS;
 const uint TILE = STAGED_STORES ? SUBTILE * SUBTILES : SUBTILE;
 const uint VEC = 128u / KEY_BITS;            // keys of one 16-byte load
 const uint ROWS = ITEMS / VEC;
@@ -217,11 +220,13 @@ void write_index(uint at, uint g) {
     Indices(pc.indices_out).indices[at * words + w] = WordArray(pc.values_in).words[g * words + w];
 }
 
-// The look-backs below use no subgroup operation: on an NVIDIA H200 this kernel's
-// subgroup-wide walks (ballots over 32 predecessors) read wrong prefixes in a few tile
-// shapes, the same ones every run, which single-invocation walks never did. The count's walk
-// is the workgroup's, through shared memory; the value's (reduce-by-key) runs in one
-// invocation, reading one descriptor at a time.
+// The look-backs below use no subgroup operation, unique's early walk aside: on an NVIDIA H200
+// this kernel's subgroup-wide walks (ballots over 32 predecessors) read wrong prefixes in a few
+// tile shapes, the same ones every run, which single-invocation walks never did. The count's
+// walk is the workgroup's, through shared memory; the value's (reduce-by-key) runs in one
+// invocation, reading one descriptor at a time. Unique's early walk (count_before_by_subgroup)
+// is one subgroup's ballots, in that subgroup's own control flow while the others load; it
+// passed `test_compact matrix` (4392 checks) and `misaligned` on the H200 (0.7.33).
 
 // The number kept in all tiles before `tile` (whose count post_tile_count has posted); posts the
 // tile's inclusive count on the way.
@@ -266,10 +271,9 @@ void write_index(uint at, uint g) {
 // shortened select and partition by a fifth (0.7.30) was the memory the walk leaves idle:
 // their tiles read a later tile's keys into cache meanwhile (read_ahead, below). Unique with
 // its walk begun at once, by a subgroup holding no keys (a ballot walk of its own), while the
-// other subgroups loaded and flagged theirs and the last of them posted the tile's count:
-// 0.624 and 0.625 ms at 2^28 against 0.641 and 0.644, at 2^26 0.173 and 0.174 against 0.172
-// and 0.173 (H200, 0.7.32, same run; `test_compact small u32` passed there, the matrix and
-// 64-bit keys were not run, so it is not taken).
+// other subgroups loaded and flagged theirs and the last of them posted the tile's count,
+// took 2% off its time at 2^28, nothing at 2^24 and 2^26 (unique_tile_early_walk, NVIDIA's
+// preset since 0.7.33; measured in src/prim/compact.c).
 const uint WALK_WIDTH = WORKGROUP_SIZE < 32u ? WORKGROUP_SIZE : 32u;
 shared uint s_walk_next, s_walk_prefix, s_walk_spins, s_walk_count, s_walk_empty, s_walk_inclusive;
 
@@ -929,6 +933,97 @@ void unique_tile(uint tile) {
   }
 }
 
+// The number kept in all tiles before `tile` (> 0), by one subgroup, in its own control flow:
+// lane l polls tile next - l, and one ballot finds the nearest empty descriptor and the
+// nearest inclusive one. A predecessor that stays empty for LOOKBACK_SPIN_LIMIT steps is
+// counted by the subgroup.
+uint count_before_by_subgroup(uint tile) {
+  const uint lane = gl_SubgroupInvocationID;
+  const uint window = SUBGROUP_SIZE < 32u ? SUBGROUP_SIZE : 32u;
+  uint prefix = 0u, next = tile - 1u, spins = 0u;
+  for (;;) {
+    uint word = LOOKBACK_EMPTY;
+    if (lane < window) word = lane <= next ? lookback_poll(next - lane) : LOOKBACK_INCLUSIVE; // (past tile 0: 0)
+    const uint status = word & LOOKBACK_STATUS;
+    const uint inclusive_lanes = subgroupBallot(lane < window && status == LOOKBACK_INCLUSIVE).x;
+    const uint empty_lanes = subgroupBallot(lane < window && status == LOOKBACK_EMPTY).x;
+    const uint first_inclusive = inclusive_lanes != 0u ? findLSB(inclusive_lanes) : window;
+    const uint first_empty = empty_lanes != 0u ? findLSB(empty_lanes) : window;
+    const uint take = first_inclusive < first_empty ? first_inclusive + 1u : first_empty;
+    prefix += subgroupAdd(lane < take ? word & LOOKBACK_COUNT : 0u);
+    if (first_inclusive < first_empty) return prefix;
+    if (take > 0u) {
+      next -= take;
+      spins = 0u;
+    } else if (++spins >= LOOKBACK_SPIN_LIMIT) { // tile `next` kept us waiting: count it
+      uint mine = 0u;
+      for (uint i = lane; i < TILE; i += SUBGROUP_SIZE) {
+        const uint g = next * TILE + i;
+        if (g < pc.n && kept(g, key_at(g))) mine++;
+      }
+      const uint count = subgroupAdd(mine);
+      if (lane == 0u) lookback_post_if_empty(next, (next == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | count);
+      prefix += count;
+      if (next == 0u) return prefix;
+      next -= 1u;
+      spins = 0u;
+    }
+  }
+  return prefix;
+}
+
+// Unique with an early walk: subgroup 0 holds no keys and walks from the start, while the
+// others load and flag theirs; the last of them to add its count to s_arrivals (count in the
+// low 16 bits, arrivals above) posts the tile's count. So the walk waits alongside the tile's
+// own loads instead of after them. Both posts are safe in either order: the count only into
+// an empty descriptor, the inclusive one over anything.
+shared uint s_arrivals;
+void unique_tile_early_walk(uint tile) {
+  const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
+  const uint segment_first = tile * TILE + (gl_SubgroupID - 1u) * SEGMENT;
+  uint flags = 0u;
+  if (gl_SubgroupID == 0u) {
+    const uint prefix = tile == 0u ? 0u : count_before_by_subgroup(tile);
+    if (lane == 0u) s_count_before = prefix;
+  } else {
+    key_t keys[ITEMS];
+    uint kept_before_row[ROWS];
+    const uint segment_kept = flag_segment(segment_first, keys, flags, kept_before_row);
+    if (lane == 0u) {
+      s_segment_kept[gl_SubgroupID] = segment_kept;
+      const uint arrival = (1u << 16) | segment_kept;
+      const uint state = atomicAdd(s_arrivals, arrival) + arrival;
+      if ((state >> 16) == DATA_SUBGROUPS)
+        lookback_post_if_empty(tile, (tile == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | (state & 0xFFFFu));
+    }
+  }
+  barrier();
+  const uint tile_count = s_arrivals & 0xFFFFu, count_before_tile = s_count_before;
+  if (lid == 0u && tile != 0u) lookback_post(tile, LOOKBACK_INCLUSIVE | (count_before_tile + tile_count));
+  if (lid == 0u && tile + 1u == pc.tiles) WordArray(pc.control).words[1] = count_before_tile + tile_count;
+  if (gl_SubgroupID == 0u) return;
+
+  // Every kept key, read again, to its place (as unique_tile).
+  uint kept_before = count_before_tile;
+  for (uint s = 1u; s < gl_SubgroupID; s++) kept_before += s_segment_kept[s];
+  uint kept_before_row[ROWS];
+  rank_rows(flags, kept_before_row);
+  [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+    const uint row_flags = (flags >> (r * VEC)) & VEC_MASK;
+    uint at = kept_before + kept_before_row[r];
+    const uint first = row_first(segment_first, r);
+    key_t row[VEC];
+    if (row_flags != 0u && (pc.flags & GS_COMPACT_KEYS) != 0u) load_row(first, row);
+    [[unroll]] for (uint k = 0u; k < VEC; k++) {
+      if ((row_flags & (1u << k)) != 0u) {
+        if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = row[k];
+        if ((pc.flags & GS_COMPACT_INDICES) != 0u) write_index(at, first + k);
+        at++;
+      }
+    }
+  }
+}
+
 // Select and partition: SUBTILES sub-tiles staged in shared memory, one look-back, then the
 // staged records written out.
 void staged_tile(uint tile) {
@@ -973,7 +1068,12 @@ void staged_tile(uint tile) {
 // on the look-back's fallback) made select, unique and rle 1 to 2.5% faster on an H200 and
 // reduce-by-key 8% slower (2^28 u32 keys, same runs: 1.63 ms against 1.50).
 void main() {
-  if (gl_LocalInvocationID.x == 0u) s_ticket = atomicAdd(WordArray(pc.control).words[0], 1u);
+  if (gl_LocalInvocationID.x == 0u) {
+    s_ticket = atomicAdd(WordArray(pc.control).words[0], 1u);
+#ifndef REDUCE_BY_KEY
+    if (EARLY_WALK != 0u) s_arrivals = 0u;
+#endif
+  }
   barrier();
   const uint tile = s_ticket;
   if (tile >= pc.tiles) return; // surplus workgroup of a folded dispatch
@@ -981,6 +1081,7 @@ void main() {
   runs_tile(tile);
 #else
   if (STAGED_STORES) staged_tile(tile);
+  else if (EARLY_WALK != 0u) unique_tile_early_walk(tile);
   else unique_tile(tile);
 #endif
 }

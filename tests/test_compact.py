@@ -70,8 +70,9 @@ def exprs_for(name):
     return INT_EXPRS + (SIGNED_EXPRS if dtype.kind == "i" else [])
 
 
-def run(args, data=None):
-    return subprocess.run([GPUSORT] + args, input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+def run(args, data=None, env=None):
+    return subprocess.run([GPUSORT] + args, input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600,
+                          env=None if env is None else {**os.environ, **env})
 
 
 def bits_of(keys):
@@ -624,6 +625,33 @@ class Compact(FilesCase):
         p = run(["select", "--keys", "u32", "--where", "> 1", "-f", inp, inp])
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertEqual(np.fromfile(inp, dtype="<u4").tolist(), list(range(100)))
+
+    def test_early_walk(self):
+        """Unique's early walk (NVIDIA's preset, here through its knob): -v names the tile, a
+        subgroup short of the workgroup, and unique's result around that tile's edges and over
+        many tiles is numpy's."""
+        walk = {"GPUSORT_COMPACT_EARLY_WALK": "1"}
+        pattern = (r"tile: (\d+) invocations \((\d+) holding keys, a subgroup walking the look-back\) "
+                   r"x (\d+) keys = (\d+) keys")
+        inp = self.write("in.bin", keys_with_runs("<u4", 1000, self.rng).tobytes())
+        p = run(["unique", "-v", "-f", "--keys", "u32", inp, self.path("o")], env=walk)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        invocations, holding, items, tile = map(int, re.search(pattern, p.stderr.decode()).groups())
+        self.assertLess(holding, invocations)
+        self.assertEqual(holding * items, tile)
+        p = run(["unique", "-v", "-f", "--keys", "u32", inp, self.path("o")], env={"GPUSORT_COMPACT_EARLY_WALK": "0"})
+        self.assertIn(f"tile: {invocations} invocations x {items} keys = {invocations * items} keys",
+                      p.stderr.decode())
+        for n in [tile - 1, tile, tile + 1, 40 * tile + 3]:
+            for lengths in [(1,), (1, 1, 2, 3, 5, 17, 300, 2000), (tile + 1,)]:
+                layout = Layout("u32", keys_with_runs("<u4", n, self.rng, lengths), self.rng)
+                want = layout.unique()
+                p = run(["unique", "--json", "-f", "--keys", "u32", self.write("in.bin", layout.data),
+                         self.path("o")], env=walk)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(json.loads(p.stdout)["runs"], want[1], (n, lengths))
+                with open(self.path("o"), "rb") as f:
+                    self.assertEqual(f.read(), want[0], (n, lengths))
 
     def test_report(self):
         """The count line on stderr before the checksum (not with -q); --json's count; data

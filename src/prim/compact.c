@@ -145,7 +145,19 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   if (shared > dev->info.max_shared_bytes)
     return gs_fail(GPUSORT_ERROR_NO_DEVICE, "a compaction tile needs %u bytes of shared memory; %s offers %u", shared,
                    dev->info.name, dev->info.max_shared_bytes);
-  c->tile = c->workgroup_size * c->items * c->subtiles;
+  /* Unique's early walk (compact.comp's unique_tile_early_walk): subgroup 0 holds no keys and
+   * walks the look-back from the start while the others load theirs, so the tile is a subgroup
+   * short. Its count travels in 16 bits of a shared word. H200 (driver 580, `bench --compact`,
+   * two rounds, same run, ms at 2^24 / 2^26 / 2^28 u32 keys with n/16 runs): 0.055 / 0.172 to
+   * 0.173 / 0.625 to 0.629 against 0.055 / 0.173 / 0.640 to 0.642 without (CUB 0.046 / 0.139 /
+   * 0.506). lavapipe (two cores, `bench --compact --reps 3`, two rounds, ms with and without):
+   * 2^16 1.338 and 1.314 against 1.358 and 1.365, 2^20 18.5 and 18.3 against 20.8 and 20.5,
+   * 2^22 84.5 and 72.6 against 82.4 and 82.8: within that machine's noise, so its preset (and
+   * the other vendors', unmeasured) keeps the whole tile loading before it walks. */
+  c->early_walk = device_config->compact_early_walk && config->mode == GS_COMPACT_UNIQUE &&
+                  c->workgroup_size > dev->subgroup_size &&
+                  (uint64_t)(c->workgroup_size - dev->subgroup_size) * c->items < 0x10000;
+  c->tile = (c->workgroup_size - (c->early_walk ? dev->subgroup_size : 0)) * c->items * c->subtiles;
   /* Select's and partition's read-ahead, in whole tiles (at least one where any was asked). On
    * an H200 (2^24 / 2^26 / 2^28 u32 keys, `bench --compact`, two rounds, same run), NVIDIA's
    * 8192 KiB (256 of their tiles of 32 KiB): select 0.056 to 0.057 / 0.182 to 0.184 / 0.677 to
@@ -182,7 +194,7 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   const uint32_t acc_kind = reduces(config) ? (uint32_t)gs_key_info_of(config->acc)->kind : 0;
   /* ids: workgroup, subgroup, key kind, descending, items, spin, op, value kind, acc kind,
    * inclusive, segmented, reduce-then-scan (unused here), mode, hold keys (unused), sub-tiles,
-   * early counts (unused), read-ahead */
+   * early counts (unused), read-ahead, early walk */
   const uint32_t spec[] = {c->workgroup_size,
                            0,
                            (uint32_t)gs_key_info_of(config->key)->kind,
@@ -199,7 +211,8 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
                            0,
                            c->subtiles,
                            0,
-                           c->read_ahead};
+                           c->read_ahead,
+                           c->early_walk};
   return gs_kernel_create(dev, &c->kernel, name, sizeof(gs_compact_push), spec, sizeof spec / sizeof spec[0]);
 }
 

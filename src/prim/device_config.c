@@ -237,6 +237,7 @@ typedef struct {
   uint32_t compact_workgroup; /* the look-back family's workgroup; 0: the scan's */
   uint32_t compact_subtiles;  /* sub-tiles per look-back of select and partition (0: 1) */
   uint32_t compact_read_ahead_kib; /* select's and partition's read-ahead (0: none) */
+  bool compact_early_walk;         /* unique: one subgroup of a tile walks while the others load */
 } preset;
 
 /* submit_keys: lavapipe runs a sort pass at about 15 M keys/s on two cores (2^22 keys: a
@@ -271,7 +272,7 @@ static const preset presets[] = {
      .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64) | BIT(GS_SORT_PAIRS64),
      .scan_workgroup = 512, .scan_rows = 12, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
      .bitonic_max_keys = 1u << 12, .compact_workgroup = 1024, .compact_subtiles = 2, .histogram_groups = 1056,
-     .compact_read_ahead_kib = 8192,
+     .compact_read_ahead_kib = 8192, .compact_early_walk = true,
      .small = {{256, 4}, {256, 8}, {512, 8}}, .small_min_tiles = 128, .scan_small_rows = 4,
      .scan_small_min_tiles = 256},
     {.name = "amd", .vendor_id = 0x1002, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512, 9, 5),
@@ -368,6 +369,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
                                                      : c->scan_workgroup_size;
   c->compact_subtiles = k->compact_subtiles ? k->compact_subtiles : p->compact_subtiles ? p->compact_subtiles : 1;
   c->compact_read_ahead_kib = k->compact_read_ahead_kib != GS_KNOB_UNSET ? k->compact_read_ahead_kib : p->compact_read_ahead_kib;
+  c->compact_early_walk = k->compact_early_walk != GS_KNOB_UNSET ? k->compact_early_walk != 0 : p->compact_early_walk;
   c->lookback_spin = k->lookback_spin ? k->lookback_spin : p->spin;
   c->histogram_groups = k->histogram_groups ? k->histogram_groups : p->histogram_groups ? p->histogram_groups : 4096;
   c->submit_keys = k->submit_keys ? k->submit_keys : p->submit_keys;
@@ -378,7 +380,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
                      k->scan_rows || k->compact_subtiles || k->histogram_groups || k->lookback_spin || k->submit_keys ||
                      k->sort_hold_keys != GS_KNOB_UNSET || k->sort_early_counts != GS_KNOB_UNSET ||
                      k->sort_small_tile_count != GS_KNOB_UNSET || k->scan_small_rows != GS_KNOB_UNSET ||
-                     k->compact_read_ahead_kib != GS_KNOB_UNSET;
+                     k->compact_read_ahead_kib != GS_KNOB_UNSET || k->compact_early_walk != GS_KNOB_UNSET;
   snprintf(c->preset, sizeof c->preset, "%s%s", p->name, tuned ? " (tuned by GPUSORT_*)" : "");
 }
 
