@@ -85,7 +85,8 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    *    0.181 and 0.179 / 0.684 and 0.687 at 512 x 4 (1024 x 6: 0.236 / 0.905). A look-back
    *    scan's wait shrinks as its tiles grow (the scan's own, same device: 8192 elements a tile
    *    0.818 ms at 2^28, 16384 0.758, 24576 0.689); unique's tiles are bounded by its 32 flag
-   *    bits, so it takes 8 rows in as many invocations as the device's family allows;
+   *    bits, so it takes 8 rows in as many invocations as the device's family allows, but for
+   *    its early walk (below), with which 512 x 8 is the faster;
    *  - rle of u32 keys keeps them, 64 registers at 512 x 4 rows: 1.15 ms, against 1.35 at 512
    *    x 2, 1.47 at 512 x 8 (122 registers), 1.40 at 256 x 8 (same run); before, 1.31 against
    *    1.47 at 256 x 4 (on an H200 1.28 against 1.39). Larger workgroups, unlike unique's, were
@@ -111,7 +112,8 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   if (subtiles > 64) subtiles = 64; /* (a knob's; shared memory allows far fewer on any device) */
   uint32_t most = 256, most_rows = 4, most_loads = 4096;
   if (config->mode == GS_COMPACT_PARTITION && subtiles == 1) most = 384;
-  if (config->mode == GS_COMPACT_UNIQUE) most = 1024, most_rows = 8, most_loads = 8192;
+  if (config->mode == GS_COMPACT_UNIQUE) /* (with an early walk: measured below) */
+    most = device_config->compact_early_walk ? 512 : 1024, most_rows = 8, most_loads = 8192;
   /* (rows whose packed counts take two words or more total each word by a shuffle:
    * compact.comp's rank_rows) Other devices than NVIDIA take the same bounds, unmeasured
    * there (reduce-by-key's 384, from 512 before 0.7.27, too, and unique's 8 rows in AMD's and
@@ -148,12 +150,20 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   /* Unique's early walk (compact.comp's unique_tile_early_walk): subgroup 0 holds no keys and
    * walks the look-back from the start while the others load theirs, so the tile is a subgroup
    * short. Its count travels in 16 bits of a shared word. H200 (driver 580, `bench --compact`,
-   * two rounds, same run, ms at 2^24 / 2^26 / 2^28 u32 keys with n/16 runs): 0.055 / 0.172 to
-   * 0.173 / 0.625 to 0.629 against 0.055 / 0.173 / 0.640 to 0.642 without (CUB 0.046 / 0.139 /
-   * 0.506). lavapipe (two cores, `bench --compact --reps 3`, two rounds, ms with and without):
-   * 2^16 1.338 and 1.314 against 1.358 and 1.365, 2^20 18.5 and 18.3 against 20.8 and 20.5,
-   * 2^22 84.5 and 72.6 against 82.4 and 82.8: within that machine's noise, so its preset (and
-   * the other vendors', unmeasured) keeps the whole tile loading before it walks. */
+   * ms at 2^24 / 2^26 / 2^28 u32 keys with n/16 runs), in 1024 x 8 rows, two rounds, same run:
+   * 0.055 / 0.172 to 0.173 / 0.625 to 0.629 against 0.055 / 0.173 / 0.640 to 0.642 without (CUB
+   * 0.046 / 0.139 / 0.506). In 512 x 8 rows it gains far more (shapes set through
+   * GPUSORT_SCAN_WORKGROUP). One run (2^26 / 2^28): 0.144 /
+   * 0.516 in 512 x 8, 0.172 and 0.174 / 0.627 and 0.628 in 1024 x 8, CUB 0.136 / 0.499. Another
+   * (2^24 / 2^26 / 2^28): 512 x 8 0.048 / 0.143 / 0.515, 256 x 8 0.049 / 0.155 / 0.569, 768 x 8
+   * 0.049 / 0.141 / 0.506, 1024 x 8 0.055 / 0.174 / 0.628, and 512 x 8 without the early walk
+   * 0.055 / 0.180 / 0.674. So with it unique takes at most 512 invocations: 512 x 8 passed
+   * `test_compact small`, `matrix u32`, and `small u32` with every wait recounted, on the H200;
+   * 768 x 8 was not tested there. lavapipe (two cores, `bench --compact --reps 3`, two rounds,
+   * ms with and without): 2^16 1.338 and 1.314 against 1.358 and 1.365, 2^20 18.5 and 18.3
+   * against 20.8 and 20.5, 2^22 84.5 and 72.6 against 82.4 and 82.8: within that machine's
+   * noise, so its preset (and the other vendors', unmeasured) keeps the whole tile loading
+   * before it walks. */
   c->early_walk = device_config->compact_early_walk && config->mode == GS_COMPACT_UNIQUE &&
                   c->workgroup_size > dev->subgroup_size &&
                   (uint64_t)(c->workgroup_size - dev->subgroup_size) * c->items < 0x10000;

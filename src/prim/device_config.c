@@ -180,7 +180,8 @@ enum { ANY = 0 };
  * not measured there). The look-back family takes 1024 invocations before its own caps
  * (src/prim/compact.c), which hold every member but unique to 512 or fewer and its rows to at
  * most 4 of the scan's 12 (unique: 8): rle of u32 keys, capped at 512, took 1.545 ms in the
- * scan's former 384 against 1.309 in 512 (same run); unique takes the 1024 (since 0.7.29).
+ * scan's former 384 against 1.309 in 512 (same run); unique took the 1024 from 0.7.29 until
+ * its early walk came (0.7.33), with which it takes 512.
  * GPUSORT_SCAN_WORKGROUP sets both. Select and partition take tiles of 2 sub-tiles
  * (compact.comp; H100, 2^28 u32 keys, 256 x 16 keys a sub-tile, same run: select 1.20 ms
  * against 1.43 before, partition 1.40 against 1.62 in its 384 x 16 tiles before; lavapipe, 2^20
