@@ -153,8 +153,8 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    * ms at 2^24 / 2^26 / 2^28 u32 keys with n/16 runs), in 1024 x 8 rows, two rounds, same run:
    * 0.055 / 0.172 to 0.173 / 0.625 to 0.629 against 0.055 / 0.173 / 0.640 to 0.642 without (CUB
    * 0.046 / 0.139 / 0.506). In 512 x 8 rows it gains far more (shapes set through
-   * GPUSORT_SCAN_WORKGROUP). One run (2^26 / 2^28): 0.144 /
-   * 0.516 in 512 x 8, 0.172 and 0.174 / 0.627 and 0.628 in 1024 x 8, CUB 0.136 / 0.499. Another
+   * GPUSORT_SCAN_WORKGROUP). One run (2^26 / 2^28): 0.144 / 0.516 in 512 x 8, 0.172 and 0.174 /
+   * 0.627 and 0.628 in 1024 x 8, CUB 0.136 / 0.499. Another
    * (2^24 / 2^26 / 2^28): 512 x 8 0.048 / 0.143 / 0.515, 256 x 8 0.049 / 0.155 / 0.569, 768 x 8
    * 0.049 / 0.141 / 0.506, 1024 x 8 0.055 / 0.174 / 0.628, and 512 x 8 without the early walk
    * 0.055 / 0.180 / 0.674. So with it unique takes at most 512 invocations: 512 x 8 passed
