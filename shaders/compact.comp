@@ -288,6 +288,17 @@ void post_tile_count(uint tile, uint tile_count) {
   lookback_post(tile, (tile == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | tile_count);
 }
 
+// The keys kept of tile `tile` at positions first, first + stride, ... (a look-back's fallback,
+// counting a predecessor that kept it waiting).
+uint kept_in_tile(uint tile, uint first, uint stride) {
+  uint count = 0u;
+  for (uint i = first; i < TILE; i += stride) {
+    const uint g = tile * TILE + i;
+    if (g < pc.n && kept(g, key_at(g))) count++;
+  }
+  return count;
+}
+
 uint count_before(uint tile, uint tile_count) {
   const uint lid = gl_LocalInvocationID.x;
   if (lid == 0u) {
@@ -320,11 +331,7 @@ uint count_before(uint tile, uint tile_count) {
     } else { // tile `next` kept us waiting: the workgroup counts it and goes on past it
       if (lid == 0u) s_walk_count = 0u;
       barrier();
-      uint mine = 0u;
-      for (uint i = lid; i < TILE; i += WORKGROUP_SIZE) {
-        const uint g = next * TILE + i;
-        if (g < pc.n && kept(g, key_at(g))) mine++;
-      }
+      const uint mine = kept_in_tile(next, lid, WORKGROUP_SIZE);
       if (mine != 0u) atomicAdd(s_walk_count, mine);
       barrier();
       if (lid == 0u) {
@@ -881,6 +888,27 @@ void runs_tile(uint tile) {
 #endif
 
 #ifndef REDUCE_BY_KEY
+// Unique's writes: the segment's kept keys (its `flags`), each read again from the input, now in
+// cache, to their places from output index kept_before on, a row at a time.
+void write_kept(uint flags, uint segment_first, uint kept_before) {
+  uint kept_before_row[ROWS];
+  rank_rows(flags, kept_before_row);
+  [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+    const uint row_flags = (flags >> (r * VEC)) & VEC_MASK;
+    uint at = kept_before + kept_before_row[r]; // output index of this lane's next kept key
+    const uint first = row_first(segment_first, r);
+    key_t row[VEC];
+    if (row_flags != 0u && (pc.flags & GS_COMPACT_KEYS) != 0u) load_row(first, row);
+    [[unroll]] for (uint k = 0u; k < VEC; k++) {
+      if ((row_flags & (1u << k)) != 0u) {
+        if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = row[k];
+        if ((pc.flags & GS_COMPACT_INDICES) != 0u) write_index(at, first + k);
+        at++;
+      }
+    }
+  }
+}
+
 // Unique: a tile of one sub-tile of which only the flags stay in registers across the
 // look-back; each kept key is read again from the input, now in cache, as it is written, and
 // each row's ranks are taken again. H100, 2^28 u32 keys, same run, 256 x 16 keys: 0.92 ms at
@@ -914,23 +942,7 @@ void unique_tile(uint tile) {
   if (tile + 1u == pc.tiles && lid == 0u) WordArray(pc.control).words[1] = s_count_before + s_tile_count;
 
   // 3. Every kept key, read again, to its place.
-  uint kept_before_row[ROWS];
-  rank_rows(flags, kept_before_row);
-  const uint kept_before = s_count_before + kept_before_segment;
-  [[unroll]] for (uint r = 0u; r < ROWS; r++) {
-    const uint row_flags = (flags >> (r * VEC)) & VEC_MASK;
-    uint at = kept_before + kept_before_row[r]; // output index of this lane's next kept key
-    const uint first = row_first(segment_first, r);
-    key_t row[VEC];
-    if (row_flags != 0u && (pc.flags & GS_COMPACT_KEYS) != 0u) load_row(first, row);
-    [[unroll]] for (uint k = 0u; k < VEC; k++) {
-      if ((row_flags & (1u << k)) != 0u) {
-        if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = row[k];
-        if ((pc.flags & GS_COMPACT_INDICES) != 0u) write_index(at, first + k);
-        at++;
-      }
-    }
-  }
+  write_kept(flags, segment_first, s_count_before + kept_before_segment);
 }
 
 // The number kept in all tiles before `tile` (> 0), by one subgroup, in its own control flow:
@@ -956,12 +968,7 @@ uint count_before_by_subgroup(uint tile) {
       next -= take;
       spins = 0u;
     } else if (++spins >= LOOKBACK_SPIN_LIMIT) { // tile `next` kept us waiting: count it
-      uint mine = 0u;
-      for (uint i = lane; i < TILE; i += SUBGROUP_SIZE) {
-        const uint g = next * TILE + i;
-        if (g < pc.n && kept(g, key_at(g))) mine++;
-      }
-      const uint count = subgroupAdd(mine);
+      const uint count = subgroupAdd(kept_in_tile(next, lane, SUBGROUP_SIZE));
       if (lane == 0u) lookback_post_if_empty(next, (next == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | count);
       prefix += count;
       if (next == 0u) return prefix;
@@ -1003,25 +1010,10 @@ void unique_tile_early_walk(uint tile) {
   if (lid == 0u && tile + 1u == pc.tiles) WordArray(pc.control).words[1] = count_before_tile + tile_count;
   if (gl_SubgroupID == 0u) return;
 
-  // Every kept key, read again, to its place (as unique_tile).
+  // Every kept key, read again, to its place.
   uint kept_before = count_before_tile;
   for (uint s = 1u; s < gl_SubgroupID; s++) kept_before += s_segment_kept[s];
-  uint kept_before_row[ROWS];
-  rank_rows(flags, kept_before_row);
-  [[unroll]] for (uint r = 0u; r < ROWS; r++) {
-    const uint row_flags = (flags >> (r * VEC)) & VEC_MASK;
-    uint at = kept_before + kept_before_row[r];
-    const uint first = row_first(segment_first, r);
-    key_t row[VEC];
-    if (row_flags != 0u && (pc.flags & GS_COMPACT_KEYS) != 0u) load_row(first, row);
-    [[unroll]] for (uint k = 0u; k < VEC; k++) {
-      if ((row_flags & (1u << k)) != 0u) {
-        if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = row[k];
-        if ((pc.flags & GS_COMPACT_INDICES) != 0u) write_index(at, first + k);
-        at++;
-      }
-    }
-  }
+  write_kept(flags, segment_first, kept_before);
 }
 
 // Select and partition: SUBTILES sub-tiles staged in shared memory, one look-back, then the
