@@ -141,13 +141,14 @@ static void print_report(const compact_args *o, gpusort_context *ctx, const gpus
   cli_describe_layout(&o->layout, layout, sizeof layout);
   describe_job(o, job, sizeof job);
   cli_note("%llu %s, %s: %s", (unsigned long long)r->records, layout, size, job);
-  if (verbose && r->tile_items && r->tile_invocations * r->tile_items_per_invocation != r->tile_items)
-    cli_note("tile: %u invocations (%u holding keys, a subgroup walking the look-back) x %u keys = %u keys; "
-             "%u GPU batch%s", r->tile_invocations, r->tile_items / r->tile_items_per_invocation,
+  if (verbose && r->tile_items) {
+    char holding[80] = ""; /* unique's early walk: a subgroup of the tile holds no keys */
+    if (r->tile_invocations * r->tile_items_per_invocation != r->tile_items)
+      snprintf(holding, sizeof holding, " (%u holding keys, a subgroup walking the look-back)",
+               r->tile_items / r->tile_items_per_invocation);
+    cli_note("tile: %u invocations%s x %u keys = %u keys; %u GPU batch%s", r->tile_invocations, holding,
              r->tile_items_per_invocation, r->tile_items, r->batches, r->batches == 1 ? "" : "es");
-  else if (verbose && r->tile_items)
-    cli_note("tile: %u invocations x %u keys = %u keys; %u GPU batch%s", r->tile_invocations,
-             r->tile_items_per_invocation, r->tile_items, r->batches, r->batches == 1 ? "" : "es");
+  }
   cli_report_start(r);
   cli_report_gpu("compact", r->stage_seconds[GPUSORT_STAGE_COMPACT], r->records, "keys", r->input_bytes);
   if (r->stage_seconds[GPUSORT_STAGE_GATHER] > 0)
