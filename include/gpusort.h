@@ -36,9 +36,9 @@ extern "C" {
 
 #define GPUSORT_VERSION_MAJOR 0
 #define GPUSORT_VERSION_MINOR 7
-#define GPUSORT_VERSION_PATCH 33
+#define GPUSORT_VERSION_PATCH 34
 #define GPUSORT_VERSION_NUMBER (GPUSORT_VERSION_MAJOR * 10000 + GPUSORT_VERSION_MINOR * 100 + GPUSORT_VERSION_PATCH)
-#define GPUSORT_VERSION_STRING "0.7.33"
+#define GPUSORT_VERSION_STRING "0.7.34"
 
 /* Initializer of a struct whose fields all default to zero but struct_size (in C++, a value
  * built by a function, so that -Wmissing-field-initializers has nothing to say). */
@@ -345,8 +345,9 @@ typedef struct gpusort_device_info {
   /* Select's and partition's read-ahead (since 0.7.30): before its look-back, a tile reads the
    * input about this many KiB past its own into cache (0: none). */
   uint32_t compact_read_ahead_kib;
-  /* Unique's early walk (since 0.7.33): 1 where subgroup 0 of each unique tile holds no keys
-   * and walks the look-back while the others load theirs (0: the whole tile loads, then walks). */
+  /* The early walk (unique since 0.7.33, rle and reduce-by-key since 0.7.34): 1 where subgroup 0
+   * of each of their tiles holds no keys and walks the look-back while the others load theirs
+   * (0: the whole tile loads, then walks). */
   uint32_t compact_early_walk;
   uint32_t reserved_end;                  /* zero (the next field's place) */
 } gpusort_device_info;

@@ -27,6 +27,9 @@
 //      turn before the one look-back); unique and reduce-by-key with the flags kept in
 //      registers, reading kept keys (and values) again from the input, now in cache; rle with
 //      its keys kept in registers.
+// With an early walk (EARLY_WALK: NVIDIA's preset), unique, rle and reduce-by-key take step 2
+// in a subgroup that holds no keys, from the tile's start, while the others go through step 1
+// (unique_tile_early_walk, runs_tile_early_walk).
 #if KEY_BITS == 64 || (defined(REDUCE_BY_KEY) && (IN_BITS == 64 || ACC_REP == 2 || ACC_REP == 4 || !defined(SPLIT_DESCRIPTORS)))
 #define NEEDS_INT64
 #endif
@@ -55,7 +58,7 @@ layout(constant_id = GS_SPEC_TILE_ROWS) const uint ITEMS = 8; // keys per invoca
 layout(constant_id = GS_SPEC_COMPACT_MODE) const uint MODE = GS_COMPACT_SELECT;
 layout(constant_id = GS_SPEC_COMPACT_SUBTILES) const uint SUBTILES = 1; // select and partition only
 layout(constant_id = GS_SPEC_COMPACT_READ_AHEAD) const uint READ_AHEAD = 0; // select and partition only (see read_ahead)
-layout(constant_id = GS_SPEC_COMPACT_EARLY_WALK) const uint EARLY_WALK = 0; // unique only (see unique_tile_early_walk)
+layout(constant_id = GS_SPEC_COMPACT_EARLY_WALK) const uint EARLY_WALK = 0; // unique, rle and reduce-by-key (see unique_tile_early_walk)
 const bool STAGED_STORES = GS_COMPACT_STAGES(MODE); // select and partition (see staged_tile)
 // subgroups that hold keys: all, or all but the one that walks (EARLY_WALK)
 const uint DATA_SUBGROUPS = EARLY_WALK != 0u ? NUM_SUBGROUPS - 1u : NUM_SUBGROUPS;
@@ -220,13 +223,15 @@ void write_index(uint at, uint g) {
     Indices(pc.indices_out).indices[at * words + w] = WordArray(pc.values_in).words[g * words + w];
 }
 
-// The look-backs below use no subgroup operation, unique's early walk aside: on an NVIDIA H200
+// The look-backs below use no subgroup operation, the early walks aside: on an NVIDIA H200
 // this kernel's subgroup-wide walks (ballots over 32 predecessors) read wrong prefixes in a few
 // tile shapes, the same ones every run, which single-invocation walks never did. The count's
 // walk is the workgroup's, through shared memory; the value's (reduce-by-key) runs in one
-// invocation, reading one descriptor at a time. Unique's early walk (count_before_by_subgroup)
-// is one subgroup's ballots, in that subgroup's own control flow while the others load; it
-// passed `test_compact matrix` (4392 checks) and `misaligned` on the H200 (0.7.33).
+// invocation, reading one descriptor at a time. The early walk (count_before_by_subgroup) is
+// one subgroup's ballots, in that subgroup's own control flow while the others load; unique's
+// passed `test_compact matrix` (4392 checks) and `misaligned` on the H200 (0.7.33), and with
+// rle's and reduce-by-key's `matrix` (4880 checks), `misaligned` and `small` with every wait
+// recounted (1440 each; 0.7.34).
 
 // The number kept in all tiles before `tile` (whose count post_tile_count has posted); posts the
 // tile's inclusive count on the way.
@@ -273,7 +278,9 @@ void write_index(uint at, uint g) {
 // its walk begun at once, by a subgroup holding no keys (a ballot walk of its own), while the
 // other subgroups loaded and flagged theirs and the last of them posted the tile's count,
 // took 2% off its time at 2^28 in 1024 x 8 rows, and in 512 x 8 a fifth (0.516 ms against
-// 0.641 in one run; unique_tile_early_walk, NVIDIA's preset since 0.7.33; src/prim/compact.c).
+// 0.641 in one run; unique_tile_early_walk, NVIDIA's preset since 0.7.33; src/prim/compact.c);
+// the same took rle from 0.949 to 0.819 ms and reduce-by-key from 1.193 to 1.135 (one run,
+// runs_tile_early_walk, since 0.7.34).
 const uint WALK_WIDTH = WORKGROUP_SIZE < 32u ? WORKGROUP_SIZE : 32u;
 shared uint s_walk_next, s_walk_prefix, s_walk_spins, s_walk_count, s_walk_empty, s_walk_inclusive;
 
@@ -347,6 +354,44 @@ uint count_before(uint tile, uint tile_count) {
   if (posts_counts() && tile != 0u) lookback_post(tile, LOOKBACK_INCLUSIVE | (s_walk_prefix + tile_count));
   return s_walk_prefix;
 }
+
+// The number kept in all tiles before `tile` (> 0), by one subgroup, in its own control flow:
+// lane l polls tile next - l, and one ballot finds the nearest empty descriptor and the
+// nearest inclusive one. A predecessor that stays empty for LOOKBACK_SPIN_LIMIT steps is
+// counted by the subgroup.
+uint count_before_by_subgroup(uint tile) {
+  const uint lane = gl_SubgroupInvocationID;
+  const uint window = SUBGROUP_SIZE < 32u ? SUBGROUP_SIZE : 32u;
+  uint prefix = 0u, next = tile - 1u, spins = 0u;
+  for (;;) {
+    uint word = LOOKBACK_EMPTY;
+    if (lane < window) word = lane <= next ? lookback_poll(next - lane) : LOOKBACK_INCLUSIVE; // (past tile 0: 0)
+    const uint status = word & LOOKBACK_STATUS;
+    const uint inclusive_lanes = subgroupBallot(lane < window && status == LOOKBACK_INCLUSIVE).x;
+    const uint empty_lanes = subgroupBallot(lane < window && status == LOOKBACK_EMPTY).x;
+    const uint first_inclusive = inclusive_lanes != 0u ? findLSB(inclusive_lanes) : window;
+    const uint first_empty = empty_lanes != 0u ? findLSB(empty_lanes) : window;
+    const uint take = first_inclusive < first_empty ? first_inclusive + 1u : first_empty;
+    prefix += subgroupAdd(lane < take ? word & LOOKBACK_COUNT : 0u);
+    if (first_inclusive < first_empty) return prefix;
+    if (take > 0u) {
+      next -= take;
+      spins = 0u;
+    } else if (++spins >= LOOKBACK_SPIN_LIMIT) { // tile `next` kept us waiting: count it
+      const uint count = subgroupAdd(kept_in_tile(next, lane, SUBGROUP_SIZE));
+      if (lane == 0u) lookback_post_if_empty(next, (next == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | count);
+      prefix += count;
+      if (next == 0u) return prefix;
+      next -= 1u;
+      spins = 0u;
+    }
+  }
+  return prefix;
+}
+
+// The early walk's meeting point: the data subgroups' counts in the low 16 bits (a tile keeps
+// fewer than 65536: src/prim/compact.c), their arrivals above.
+shared uint s_arrivals;
 
 #ifdef REDUCE_BY_KEY
 // ---- Reduce-by-key: a segmented reduction of the values along the keys' runs ----
@@ -588,9 +633,12 @@ uint rank_rows(uint flags, out uint kept_before_row[ROWS]) {
     // shuffle there made select and reduce-by-key 0.5 and 1.3% faster, partition 23% slower
     // at 82 registers against 78 (0.7.15). On 64-lane subgroups a word holds two rows of u32
     // keys (16-bit fields), so select and partition take the shuffle from 3 rows (unmeasured).
+    // With an early walk every mode takes the shuffle: reduce-by-key's subgroupAdd there (the
+    // walking subgroup adds with one too) counted wrong on the H200, 1491 of the 4880 checks of
+    // `test_compact matrix` (a total of 65497 runs for 1 key; 0.7.34), where lavapipe passed.
     uint total;
 #ifndef COUNT_RUNS
-    if (ROWS_PER_WORD == 1u || ROWS <= ROWS_PER_WORD) total = subgroupAdd(counts);
+    if (EARLY_WALK == 0u && (ROWS_PER_WORD == 1u || ROWS <= ROWS_PER_WORD)) total = subgroupAdd(counts);
     else
 #endif
       total = subgroupShuffle(before + counts, SUBGROUP_SIZE - 1u);
@@ -670,39 +718,10 @@ uint flag_segment(uint segment_first, out key_t keys[ITEMS], out uint flags, out
 }
 
 #ifdef REDUCE_BY_KEY
-// Reduce-by-key and rle: a tile of one sub-tile. Reduce-by-key reads its kept keys and its
-// values again from the input, now in cache, as it writes its runs after the look-back: in
-// tiles of 256 x 16 keys, 48 registers on an H100 for u32 keys and values, against 80 when
-// every key and running value waited in registers across the look-back (2^28 u32 keys, same
-// run: 1.72 ms against 1.96; 64 registers and 1.74 ms with the keys kept); 32 registers in
-// the 512 x 8 it took there, 40 in the 512 x 12 it now takes on an H200 (src/prim/compact.c).
-// Rle keeps its keys in registers: it takes 64 either way, and reading them again took 1.26 ms
-// against 1.15 (H200, 2^28, a row at a time as reduce-by-key does: 0.987 to 0.988 ms at 61
-// registers, against 0.940 to 0.942 at 64, same runs). Reduce-by-key reads a row's keys and
-// values before writing its runs, as unique does (H200, 2^28 u32 keys and sums in tiles of
-// 512 x 8, same runs: 1.369 ms against 1.384 with each key and value read as the run reached
-// it).
-void runs_tile(uint tile) {
-  const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
-  const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
-  key_t keys[ITEMS];
-  uint flags, kept_before_row[ROWS];
-  const uint segment_kept = flag_segment(segment_first, keys, flags, kept_before_row);
-  // the keys kept in the tile before this segment
-  const uint kept_before_segment = kept_before_segment_of(segment_kept);
-  if (posts_counts()) {
-    s_tile_count = kept_before_segment + segment_kept;
-    post_tile_count(tile, kept_before_segment + segment_kept);
-  }
-  barrier();
-
 #ifdef COUNT_RUNS
-  // Run lengths: a run ending at key g has length g + 1 - its head's position, and as heads'
-  // positions only grow, its head is the greatest head position <= g. Per row, the last head
-  // (position + 1; 0: none yet) in the segment before this lane's chunk, by a max-scan across
-  // the lanes; runs open at the tile's start are counted by the value look-back as for any
-  // reduce-by-key (a tile's value: its keys from its last head on, or all of them).
-  uint heads_before_row[ROWS];
+// Rle: per row, the last head (position + 1; 0: none yet) in the segment before this lane's
+// chunk; returns the segment's last head (0: none).
+uint last_heads(uint segment_first, uint flags, out uint heads_before_row[ROWS]) {
   uint segment_last_head = 0u;
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
     const uint first = row_first(segment_first, r);
@@ -719,30 +738,19 @@ void runs_tile(uint tile) {
     heads_before_row[r] = head_below ? below_lane : segment_last_head;
     segment_last_head = subgroupShuffle(max(heads_before_row[r], lane_last_head), SUBGROUP_SIZE - 1u);
   }
-  if (lane == 0u) s_segment_last_head[gl_SubgroupID] = segment_last_head;
-  barrier();
-  if (lid == 0u) { // the segments' last heads to exclusive maxima, and the tile's summary
-    uint last = 0u;
-    for (uint s = 0u; s < NUM_SUBGROUPS; s++) {
-      const uint segment_last = s_segment_last_head[s];
-      s_segment_last_head[s] = last;
-      last = max(last, segment_last);
-    }
-    const uint tile_first = tile * TILE, tile_end = min(pc.n, tile_first + TILE);
-    const rep_t v = rep_t(last != 0u ? tile_end - (last - 1u) : tile_end - tile_first);
-    scan_post(tile, last != 0u ? SCAN_INCLUSIVE : SCAN_AGGREGATE, v);
-    s_value_before = v; // (the tile's summary, until the look-back below)
-  }
-  barrier();
-  const uint heads_before_segment = s_segment_last_head[gl_SubgroupID];
-#else
-  // Values along the runs. Per row, (head_before_row, value_before_row): everything in the
-  // segment before this lane's chunk, as a segmented scan's (head, value) pair (the chunk's own
-  // values are read again as its runs are written).
-  bool head_before_row[ROWS];
-  rep_t value_before_row[ROWS];
-  bool segment_head = false;
-  rep_t segment_value = rep_identity();
+  return segment_last_head;
+}
+#endif
+
+#ifndef COUNT_RUNS
+// Reduce-by-key: values along the runs. Per row, (head_before_row, value_before_row):
+// everything in the segment before this lane's chunk, as a segmented scan's (head, value) pair
+// (the chunk's own values are read again as its runs are written); and the segment's.
+void segment_values(uint segment_first, uint flags, out bool head_before_row[ROWS], out rep_t value_before_row[ROWS],
+                    out bool segment_head, out rep_t segment_value) {
+  const uint lane = gl_SubgroupInvocationID;
+  segment_head = false;
+  segment_value = rep_identity();
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
     bool head_in = false;
     rep_t value_in = rep_identity();
@@ -770,63 +778,26 @@ void runs_tile(uint tile) {
     segment_combine(segment_head, segment_value, subgroupBallotBitCount(heads) != 0u,
                     subgroupShuffle(value_in, SUBGROUP_SIZE - 1u));
   }
-  if (lane == 0u) s_segment_head[gl_SubgroupID] = segment_head, s_segment_value[gl_SubgroupID] = segment_value;
-  barrier();
-  if (lid == 0u) { // the segments' summaries to exclusive prefixes, and the tile's summary
-    bool h = false;
-    rep_t v = rep_identity();
-    for (uint s = 0u; s < NUM_SUBGROUPS; s++) {
-      const bool th = s_segment_head[s];
-      const rep_t tv = s_segment_value[s];
-      s_segment_head[s] = h, s_segment_value[s] = v;
-      segment_combine(h, v, th, tv);
-    }
-    // post now: a tile with a head knows its inclusive value (tile 0 always has one)
-    scan_post(tile, h ? SCAN_INCLUSIVE : SCAN_AGGREGATE, v);
-    s_value_before = v; // (the tile's summary, until the look-back below)
-  }
-  barrier();
-  const bool head_before_segment = s_segment_head[gl_SubgroupID];
-  const rep_t value_before_segment = s_segment_value[gl_SubgroupID];
+}
 #endif
-  const bool tile_has_head = s_tile_count != 0u;
-  const bool first_is_head = tile * TILE < pc.n && starts_run(tile * TILE, key_at(tile * TILE));
-  // whether the key after each lane's chunk opens a run: the next lane's first flag, lane 0's
-  // of the next row, or (the segment's last key) the next segment's first key
-  const uint next_lane_flags = subgroupShuffleDown(flags, 1u), lane0_flags = subgroupShuffle(flags, 0u);
-  const uint segment_end = segment_first + SEGMENT;
-  const bool next_segment_opens = segment_end >= pc.n || starts_run(segment_end, key_at(segment_end));
 
-  // 2. The count kept before this tile (by the whole workgroup). Rle reads the value descriptor
-  // of the tile before as the walk starts, so that its load waits alongside the walk's. H200,
-  // 2^28 u32 keys, same runs: rle 0.938 to 0.943 ms against 0.951 to 0.953; reduce-by-key
-  // 1.397 to 1.398 against 1.378, so it reads it after the walk.
+// Step 4 of a tile of runs: every run of a segment to its place, its head's key (and index) at
+// output index kept_before + kept_before_row[r] on, and its value (rle: its length) where it
+// ends. What came before each lane's chunk: heads_before_row (rle; else the row's and the
+// segment's (head, value) pairs), and open_run, the run still open at the tile's start.
+// Whether the key after each chunk opens a run: the next lane's first flag (next_lane_flags),
+// lane 0's of the next row (lane0_flags), or the next segment's first key.
 #ifdef COUNT_RUNS
-  rep_t value_of_tile_before = rep_identity();
-  uint status_of_tile_before = SCAN_EMPTY;
-  if (lid == 0u && !first_is_head && tile > 0u) status_of_tile_before = scan_poll(tile - 1u, value_of_tile_before);
-#endif
-  const uint count_prefix = count_before(tile, s_tile_count);
-  if (lid == 0u) {
-    s_count_before = count_prefix;
-    // 3. The value of the run open at the tile's start, from the tiles before.
-    if (!first_is_head) {
-#ifdef COUNT_RUNS
-      const rep_t prefix =
-          status_of_tile_before == SCAN_INCLUSIVE ? value_of_tile_before : scan_look_back_serial(tile);
+void write_runs(uint tile, uint segment_first, key_t keys[ITEMS], uint flags, uint kept_before, uint kept_before_row[ROWS],
+                uint heads_before_row[ROWS], uint heads_before_segment, rep_t open_run, uint next_lane_flags,
+                uint lane0_flags, bool next_segment_opens) {
 #else
-      const rep_t prefix = scan_look_back_serial(tile);
+void write_runs(uint tile, uint segment_first, key_t keys[ITEMS], uint flags, uint kept_before, uint kept_before_row[ROWS],
+                bool head_before_row[ROWS], rep_t value_before_row[ROWS], bool head_before_segment,
+                rep_t value_before_segment, rep_t open_run, uint next_lane_flags, uint lane0_flags,
+                bool next_segment_opens) {
 #endif
-      if (!tile_has_head) scan_post(tile, SCAN_INCLUSIVE, combine(prefix, s_value_before));
-      s_value_before = prefix;
-    }
-  }
-  barrier();
-  if (tile + 1u == pc.tiles && lid == 0u) WordArray(pc.control).words[1] = s_count_before + s_tile_count;
-
-  // 4. Every run to its place.
-  const uint kept_before = s_count_before + kept_before_segment; // (row by row)
-  const rep_t open_run = first_is_head ? rep_identity() : s_value_before;
+  const uint lane = gl_SubgroupInvocationID;
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
     uint at = kept_before + kept_before_row[r]; // output index of this lane's next head
     const uint first = row_first(segment_first, r);
@@ -884,6 +855,248 @@ void runs_tile(uint tile) {
 #endif
     }
   }
+}
+
+// Reduce-by-key and rle: a tile of one sub-tile. Reduce-by-key reads its kept keys and its
+// values again from the input, now in cache, as it writes its runs after the look-back: in
+// tiles of 256 x 16 keys, 48 registers on an H100 for u32 keys and values, against 80 when
+// every key and running value waited in registers across the look-back (2^28 u32 keys, same
+// run: 1.72 ms against 1.96; 64 registers and 1.74 ms with the keys kept); 32 registers in
+// the 512 x 8 it took there, 40 in the 512 x 12 it now takes on an H200 (src/prim/compact.c).
+// Rle keeps its keys in registers: it takes 64 either way, and reading them again took 1.26 ms
+// against 1.15 (H200, 2^28, a row at a time as reduce-by-key does: 0.987 to 0.988 ms at 61
+// registers, against 0.940 to 0.942 at 64, same runs). Reduce-by-key reads a row's keys and
+// values before writing its runs, as unique does (H200, 2^28 u32 keys and sums in tiles of
+// 512 x 8, same runs: 1.369 ms against 1.384 with each key and value read as the run reached
+// it).
+void runs_tile(uint tile) {
+  const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
+  const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
+  key_t keys[ITEMS];
+  uint flags, kept_before_row[ROWS];
+  const uint segment_kept = flag_segment(segment_first, keys, flags, kept_before_row);
+  // the keys kept in the tile before this segment
+  const uint kept_before_segment = kept_before_segment_of(segment_kept);
+  if (posts_counts()) {
+    s_tile_count = kept_before_segment + segment_kept;
+    post_tile_count(tile, kept_before_segment + segment_kept);
+  }
+  barrier();
+
+#ifdef COUNT_RUNS
+  // Run lengths: a run ending at key g has length g + 1 - its head's position, and as heads'
+  // positions only grow, its head is the greatest head position <= g. Per row, the last head
+  // (position + 1; 0: none yet) in the segment before this lane's chunk, by a max-scan across
+  // the lanes; runs open at the tile's start are counted by the value look-back as for any
+  // reduce-by-key (a tile's value: its keys from its last head on, or all of them).
+  uint heads_before_row[ROWS];
+  const uint segment_last_head = last_heads(segment_first, flags, heads_before_row);
+  if (lane == 0u) s_segment_last_head[gl_SubgroupID] = segment_last_head;
+  barrier();
+  if (lid == 0u) { // the segments' last heads to exclusive maxima, and the tile's summary
+    uint last = 0u;
+    for (uint s = 0u; s < NUM_SUBGROUPS; s++) {
+      const uint segment_last = s_segment_last_head[s];
+      s_segment_last_head[s] = last;
+      last = max(last, segment_last);
+    }
+    const uint tile_first = tile * TILE, tile_end = min(pc.n, tile_first + TILE);
+    const rep_t v = rep_t(last != 0u ? tile_end - (last - 1u) : tile_end - tile_first);
+    scan_post(tile, last != 0u ? SCAN_INCLUSIVE : SCAN_AGGREGATE, v);
+    s_value_before = v; // (the tile's summary, until the look-back below)
+  }
+  barrier();
+  const uint heads_before_segment = s_segment_last_head[gl_SubgroupID];
+#else
+  bool head_before_row[ROWS], segment_head;
+  rep_t value_before_row[ROWS], segment_value;
+  segment_values(segment_first, flags, head_before_row, value_before_row, segment_head, segment_value);
+  if (lane == 0u) s_segment_head[gl_SubgroupID] = segment_head, s_segment_value[gl_SubgroupID] = segment_value;
+  barrier();
+  if (lid == 0u) { // the segments' summaries to exclusive prefixes, and the tile's summary
+    bool h = false;
+    rep_t v = rep_identity();
+    for (uint s = 0u; s < NUM_SUBGROUPS; s++) {
+      const bool th = s_segment_head[s];
+      const rep_t tv = s_segment_value[s];
+      s_segment_head[s] = h, s_segment_value[s] = v;
+      segment_combine(h, v, th, tv);
+    }
+    // post now: a tile with a head knows its inclusive value (tile 0 always has one)
+    scan_post(tile, h ? SCAN_INCLUSIVE : SCAN_AGGREGATE, v);
+    s_value_before = v; // (the tile's summary, until the look-back below)
+  }
+  barrier();
+  const bool head_before_segment = s_segment_head[gl_SubgroupID];
+  const rep_t value_before_segment = s_segment_value[gl_SubgroupID];
+#endif
+  const bool tile_has_head = s_tile_count != 0u;
+  const bool first_is_head = tile * TILE < pc.n && starts_run(tile * TILE, key_at(tile * TILE));
+  // whether the key after each lane's chunk opens a run: the next lane's first flag, lane 0's
+  // of the next row, or (the segment's last key) the next segment's first key
+  const uint next_lane_flags = subgroupShuffleDown(flags, 1u), lane0_flags = subgroupShuffle(flags, 0u);
+  const uint segment_end = segment_first + SEGMENT;
+  const bool next_segment_opens = segment_end >= pc.n || starts_run(segment_end, key_at(segment_end));
+
+  // 2. The count kept before this tile (by the whole workgroup). Rle reads the value descriptor
+  // of the tile before as the walk starts, so that its load waits alongside the walk's. H200,
+  // 2^28 u32 keys, same runs: rle 0.938 to 0.943 ms against 0.951 to 0.953; reduce-by-key
+  // 1.397 to 1.398 against 1.378, so it reads it after the walk.
+#ifdef COUNT_RUNS
+  rep_t value_of_tile_before = rep_identity();
+  uint status_of_tile_before = SCAN_EMPTY;
+  if (lid == 0u && !first_is_head && tile > 0u) status_of_tile_before = scan_poll(tile - 1u, value_of_tile_before);
+#endif
+  const uint count_prefix = count_before(tile, s_tile_count);
+  if (lid == 0u) {
+    s_count_before = count_prefix;
+    // 3. The value of the run open at the tile's start, from the tiles before.
+    if (!first_is_head) {
+#ifdef COUNT_RUNS
+      const rep_t prefix =
+          status_of_tile_before == SCAN_INCLUSIVE ? value_of_tile_before : scan_look_back_serial(tile);
+#else
+      const rep_t prefix = scan_look_back_serial(tile);
+#endif
+      if (!tile_has_head) scan_post(tile, SCAN_INCLUSIVE, combine(prefix, s_value_before));
+      s_value_before = prefix;
+    }
+  }
+  barrier();
+  if (tile + 1u == pc.tiles && lid == 0u) WordArray(pc.control).words[1] = s_count_before + s_tile_count;
+
+  // 4. Every run to its place.
+#ifdef COUNT_RUNS
+  write_runs(tile, segment_first, keys, flags, s_count_before + kept_before_segment, kept_before_row, heads_before_row,
+             heads_before_segment, first_is_head ? rep_identity() : s_value_before, next_lane_flags, lane0_flags,
+             next_segment_opens);
+#else
+  write_runs(tile, segment_first, keys, flags, s_count_before + kept_before_segment, kept_before_row, head_before_row,
+             value_before_row, head_before_segment, value_before_segment,
+             first_is_head ? rep_identity() : s_value_before, next_lane_flags, lane0_flags, next_segment_opens);
+#endif
+}
+
+// Reduce-by-key and rle with an early walk (as unique_tile_early_walk): subgroup 0 holds no
+// keys; it walks for the count before the tile and then, where the tile's first key continues
+// a run, for the value of that run before the tile (rle: its length), while the others load,
+// flag and rank their keys and values. The last of them to arrive posts the tile's count and
+// its value (segments_summary), the segments' summaries read after a fence (each written
+// before its segment's arrival). A tile with no head posts its value as an aggregate first and
+// as inclusive after its look-back; either order leaves a descriptor that reads right (split
+// descriptors keep the two values apart).
+shared bool s_first_is_head;
+
+// Segments [1, end) combined: whether they hold a head, and the value from the last head on
+// (rle: the last head's position + 1 in `last_head`, 0 where none).
+#ifdef COUNT_RUNS
+bool segments_summary(uint end, out uint last_head) {
+  last_head = 0u;
+  for (uint s = 1u; s < end; s++) last_head = max(last_head, s_segment_last_head[s]);
+  return last_head != 0u;
+}
+#else
+bool segments_summary(uint end, out rep_t value) {
+  bool head = false;
+  value = rep_identity();
+  for (uint s = 1u; s < end; s++) segment_combine(head, value, s_segment_head[s], s_segment_value[s]);
+  return head;
+}
+#endif
+
+// The tile's value descriptor's value: its values from its last head on, or all of them.
+rep_t tile_value(uint tile, out bool has_head) {
+  const uint tile_first = tile * TILE, tile_end = min(pc.n, tile_first + TILE);
+#ifdef COUNT_RUNS
+  uint last;
+  has_head = segments_summary(NUM_SUBGROUPS, last);
+  return rep_t(has_head ? tile_end - (last - 1u) : tile_end - tile_first);
+#else
+  rep_t value;
+  has_head = segments_summary(NUM_SUBGROUPS, value);
+  return value;
+#endif
+}
+
+void runs_tile_early_walk(uint tile) {
+  const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
+  const uint tile_first = tile * TILE;
+  const uint segment_first = tile_first + (gl_SubgroupID - 1u) * SEGMENT;
+  key_t keys[ITEMS];
+  uint flags = 0u, kept_before_row[ROWS], next_lane_flags = 0u, lane0_flags = 0u;
+  bool next_segment_opens = false;
+#ifdef COUNT_RUNS
+  uint heads_before_row[ROWS];
+#else
+  bool head_before_row[ROWS];
+  rep_t value_before_row[ROWS];
+#endif
+  if (gl_SubgroupID == 0u) {
+    const bool first_is_head = starts_run(tile_first, key_at(tile_first)); // (tile_first < n)
+    const uint prefix = tile == 0u ? 0u : count_before_by_subgroup(tile);
+    if (lane == 0u) {
+      s_count_before = prefix;
+      s_first_is_head = first_is_head;
+      s_value_before = first_is_head ? rep_identity() : scan_look_back_serial(tile); // (tile 0 opens a run)
+    }
+  } else {
+    const uint segment_kept = flag_segment(segment_first, keys, flags, kept_before_row);
+#ifdef COUNT_RUNS
+    const uint segment_last_head = last_heads(segment_first, flags, heads_before_row);
+#else
+    bool segment_head;
+    rep_t segment_value;
+    segment_values(segment_first, flags, head_before_row, value_before_row, segment_head, segment_value);
+#endif
+    next_lane_flags = subgroupShuffleDown(flags, 1u), lane0_flags = subgroupShuffle(flags, 0u);
+    const uint segment_end = segment_first + SEGMENT;
+    next_segment_opens = segment_end >= pc.n || starts_run(segment_end, key_at(segment_end));
+    if (lane == 0u) {
+      s_segment_kept[gl_SubgroupID] = segment_kept;
+#ifdef COUNT_RUNS
+      s_segment_last_head[gl_SubgroupID] = segment_last_head;
+#else
+      s_segment_head[gl_SubgroupID] = segment_head, s_segment_value[gl_SubgroupID] = segment_value;
+#endif
+      memoryBarrierShared();
+      const uint arrival = (1u << 16) | segment_kept;
+      const uint state = atomicAdd(s_arrivals, arrival) + arrival;
+      if ((state >> 16) == DATA_SUBGROUPS) {
+        memoryBarrierShared();
+        lookback_post_if_empty(tile, (tile == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | (state & 0xFFFFu));
+        bool has_head;
+        const rep_t value = tile_value(tile, has_head);
+        scan_post(tile, has_head ? SCAN_INCLUSIVE : SCAN_AGGREGATE, value);
+      }
+    }
+  }
+  barrier();
+  const uint tile_count = s_arrivals & 0xFFFFu, count_before_tile = s_count_before;
+  const bool first_is_head = s_first_is_head;
+  if (lid == 0u) {
+    if (tile != 0u) lookback_post(tile, LOOKBACK_INCLUSIVE | (count_before_tile + tile_count));
+    if (tile_count == 0u) { // (so the tile's first key continues a run, and s_value_before is its value)
+      bool has_head;
+      scan_post(tile, SCAN_INCLUSIVE, combine(s_value_before, tile_value(tile, has_head)));
+    }
+    if (tile + 1u == pc.tiles) WordArray(pc.control).words[1] = count_before_tile + tile_count;
+  }
+  if (gl_SubgroupID == 0u) return;
+
+  uint kept_before = count_before_tile;
+  for (uint s = 1u; s < gl_SubgroupID; s++) kept_before += s_segment_kept[s];
+  const rep_t open_run = first_is_head ? rep_identity() : s_value_before;
+#ifdef COUNT_RUNS
+  uint heads_before_segment;
+  segments_summary(gl_SubgroupID, heads_before_segment);
+  write_runs(tile, segment_first, keys, flags, kept_before, kept_before_row, heads_before_row, heads_before_segment,
+             open_run, next_lane_flags, lane0_flags, next_segment_opens);
+#else
+  rep_t value_before_segment;
+  const bool head_before_segment = segments_summary(gl_SubgroupID, value_before_segment);
+  write_runs(tile, segment_first, keys, flags, kept_before, kept_before_row, head_before_row, value_before_row,
+             head_before_segment, value_before_segment, open_run, next_lane_flags, lane0_flags, next_segment_opens);
+#endif
 }
 #endif
 
@@ -945,46 +1158,11 @@ void unique_tile(uint tile) {
   write_kept(flags, segment_first, s_count_before + kept_before_segment);
 }
 
-// The number kept in all tiles before `tile` (> 0), by one subgroup, in its own control flow:
-// lane l polls tile next - l, and one ballot finds the nearest empty descriptor and the
-// nearest inclusive one. A predecessor that stays empty for LOOKBACK_SPIN_LIMIT steps is
-// counted by the subgroup.
-uint count_before_by_subgroup(uint tile) {
-  const uint lane = gl_SubgroupInvocationID;
-  const uint window = SUBGROUP_SIZE < 32u ? SUBGROUP_SIZE : 32u;
-  uint prefix = 0u, next = tile - 1u, spins = 0u;
-  for (;;) {
-    uint word = LOOKBACK_EMPTY;
-    if (lane < window) word = lane <= next ? lookback_poll(next - lane) : LOOKBACK_INCLUSIVE; // (past tile 0: 0)
-    const uint status = word & LOOKBACK_STATUS;
-    const uint inclusive_lanes = subgroupBallot(lane < window && status == LOOKBACK_INCLUSIVE).x;
-    const uint empty_lanes = subgroupBallot(lane < window && status == LOOKBACK_EMPTY).x;
-    const uint first_inclusive = inclusive_lanes != 0u ? findLSB(inclusive_lanes) : window;
-    const uint first_empty = empty_lanes != 0u ? findLSB(empty_lanes) : window;
-    const uint take = first_inclusive < first_empty ? first_inclusive + 1u : first_empty;
-    prefix += subgroupAdd(lane < take ? word & LOOKBACK_COUNT : 0u);
-    if (first_inclusive < first_empty) return prefix;
-    if (take > 0u) {
-      next -= take;
-      spins = 0u;
-    } else if (++spins >= LOOKBACK_SPIN_LIMIT) { // tile `next` kept us waiting: count it
-      const uint count = subgroupAdd(kept_in_tile(next, lane, SUBGROUP_SIZE));
-      if (lane == 0u) lookback_post_if_empty(next, (next == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | count);
-      prefix += count;
-      if (next == 0u) return prefix;
-      next -= 1u;
-      spins = 0u;
-    }
-  }
-  return prefix;
-}
-
 // Unique with an early walk: subgroup 0 holds no keys and walks from the start, while the
 // others load and flag theirs; the last of them to add its count to s_arrivals (count in the
 // low 16 bits, arrivals above) posts the tile's count. So the walk waits alongside the tile's
 // own loads instead of after them. Both posts are safe in either order: the count only into
 // an empty descriptor, the inclusive one over anything.
-shared uint s_arrivals;
 void unique_tile_early_walk(uint tile) {
   const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
   const uint segment_first = tile * TILE + (gl_SubgroupID - 1u) * SEGMENT;
@@ -1062,15 +1240,14 @@ void staged_tile(uint tile) {
 void main() {
   if (gl_LocalInvocationID.x == 0u) {
     s_ticket = atomicAdd(WordArray(pc.control).words[0], 1u);
-#ifndef REDUCE_BY_KEY
     if (EARLY_WALK != 0u) s_arrivals = 0u;
-#endif
   }
   barrier();
   const uint tile = s_ticket;
   if (tile >= pc.tiles) return; // surplus workgroup of a folded dispatch
 #ifdef REDUCE_BY_KEY
-  runs_tile(tile);
+  if (EARLY_WALK != 0u) runs_tile_early_walk(tile);
+  else runs_tile(tile);
 #else
   if (STAGED_STORES) staged_tile(tile);
   else if (EARLY_WALK != 0u) unique_tile_early_walk(tile);

@@ -1003,12 +1003,13 @@ class DevicesAndBench(CliTest):
         self.assertRegex(p.stdout.decode(), r"preset \S+ \(tuned by GPUSORT_\*\)")
         self.assertIn("select and partition: each tile reads the input 64 KiB past its own into cache before its "
                       "look-back", p.stdout.decode())
-        # unique's early walk, from its knob (lavapipe's preset has none)
-        self.assertNotIn("unique: one subgroup of each tile walks", p.stdout.decode())
+        # the family's early walk, from its knob (lavapipe's preset has none)
+        self.assertNotIn("one subgroup of each tile walks", p.stdout.decode())
         p = run(["devices", "-v"], env={"GPUSORT_COMPACT_EARLY_WALK": "1"})
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertRegex(p.stdout.decode(), r"preset \S+ \(tuned by GPUSORT_\*\)")
-        self.assertIn("unique: one subgroup of each tile walks the look-back while the others load the tile's keys",
+        self.assertIn("unique, rle and reduce-by-key: one subgroup of each tile walks the look-back while the others "
+                      "load the tile's keys",
                       p.stdout.decode())
 
     def test_bench(self):

@@ -254,10 +254,10 @@ class FilesCase(unittest.TestCase):
 
 class Compact(FilesCase):
 
-    def compact(self, command, args, inp, label, extra=()):
+    def compact(self, command, args, inp, label, extra=(), env=None):
         """Runs a command with --json into out.bin: its output and the --json object."""
         out = self.path("out.bin")
-        p = run([command, "--json", "-f", *extra, *args, inp, out])
+        p = run([command, "--json", "-f", *extra, *args, inp, out], env=env)
         err = p.stderr.decode()
         self.assertEqual(p.returncode, 0, f"{label}: gpusort {command} {' '.join(args)}: {err}")
         self.assertEqual(err, "", label)
@@ -265,23 +265,23 @@ class Compact(FilesCase):
         with open(out, "rb") as f:
             return f.read(), report
 
-    def check(self, command, args, inp, want, label, record_bytes, extra=()):
+    def check(self, command, args, inp, want, label, record_bytes, extra=(), env=None):
         """The command's output and count against the reference (bytes, count)."""
-        got, report = self.compact(command, args, inp, label, extra)
+        got, report = self.compact(command, args, inp, label, extra, env)
         what = f"{label}: gpusort {command} {' '.join(args)}"
         self.assertEqual(report[COUNTED[command]], want[1], f"{what}: the count ({COUNTED[command]})")
         if got != want[0]:
             self.fail(f"{what}: {first_difference(got, want[0], record_bytes)}")
         return report
 
-    def check_layout(self, layout, commands):
+    def check_layout(self, layout, commands, env=None):
         """Each (command, args, reference) of `commands` on the layout's file, written once."""
         inp = self.write("in.bin", layout.data)
         for command, args, want in commands:
             record_bytes = layout.record_bytes
             if command == "rle":
                 record_bytes = layout.keys.dtype.itemsize + (8 if "u64" in args else 4)
-            self.check(command, layout.args + args, inp, want, layout.label, record_bytes)
+            self.check(command, layout.args + args, inp, want, layout.label, record_bytes, env=env)
 
     def test_every_type_and_size(self):
         """Keys of each type at sizes around tiles: select and unique always, partition and
@@ -627,31 +627,37 @@ class Compact(FilesCase):
         self.assertEqual(np.fromfile(inp, dtype="<u4").tolist(), list(range(100)))
 
     def test_early_walk(self):
-        """Unique's early walk (NVIDIA's preset, here through its knob): -v names the tile, a
-        subgroup short of the workgroup, and unique's result around that tile's edges and over
-        many tiles is numpy's."""
+        """The early walk of unique, rle and reduce-by-key (NVIDIA's preset, here through its
+        knob): -v names each one's tile, a subgroup short of the workgroup, and their results
+        around that tile's edges and over many tiles are numpy's."""
         walk = {"GPUSORT_COMPACT_EARLY_WALK": "1"}
         pattern = (r"tile: (\d+) invocations \((\d+) holding keys, a subgroup walking the look-back\) "
                    r"x (\d+) keys = (\d+) keys")
-        inp = self.write("in.bin", keys_with_runs("<u4", 1000, self.rng).tobytes())
-        p = run(["unique", "-v", "-f", "--keys", "u32", inp, self.path("o")], env=walk)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        invocations, holding, items, tile = map(int, re.search(pattern, p.stderr.decode()).groups())
-        self.assertLess(holding, invocations)
-        self.assertEqual(holding * items, tile)
-        p = run(["unique", "-v", "-f", "--keys", "u32", inp, self.path("o")], env={"GPUSORT_COMPACT_EARLY_WALK": "0"})
-        self.assertIn(f"tile: {invocations} invocations x {items} keys = {invocations * items} keys",
-                      p.stderr.decode())
-        for n in [tile - 1, tile, tile + 1, 40 * tile + 3]:
-            for lengths in [(1,), (1, 1, 2, 3, 5, 17, 300, 2000), (tile + 1,)]:
-                layout = Layout("u32", keys_with_runs("<u4", n, self.rng, lengths), self.rng)
-                want = layout.unique()
-                p = run(["unique", "--json", "-f", "--keys", "u32", self.write("in.bin", layout.data),
-                         self.path("o")], env=walk)
-                self.assertEqual(p.returncode, 0, p.stderr)
-                self.assertEqual(json.loads(p.stdout)["runs"], want[1], (n, lengths))
-                with open(self.path("o"), "rb") as f:
-                    self.assertEqual(f.read(), want[0], (n, lengths))
+        keys = keys_with_runs("<u4", 1000, self.rng)
+        for command in ("unique", "rle", "reduce-by-key"):
+            layout = Layout("u32", keys, self.rng, value="u32") if command == "reduce-by-key" else Layout("u32", keys, self.rng)
+            inp = self.write("in.bin", layout.data)
+            p = run([command, "-v", "-f", *layout.args, inp, self.path("o")], env=walk)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            invocations, holding, items, tile = map(int, re.search(pattern, p.stderr.decode()).groups())
+            self.assertLess(holding, invocations)
+            self.assertEqual(holding * items, tile)
+            p = run([command, "-v", "-f", *layout.args, inp, self.path("o")], env={"GPUSORT_COMPACT_EARLY_WALK": "0"})
+            self.assertIn(f"tile: {invocations} invocations x {items} keys = {invocations * items} keys",
+                          p.stderr.decode())
+            for n in [tile - 1, tile, tile + 1, 40 * tile + 3]:
+                for lengths in [(1,), (1, 1, 2, 3, 5, 17, 300, 2000), (tile + 1,)]:
+                    run_keys = keys_with_runs("<u4", n, self.rng, lengths)
+                    if command == "reduce-by-key": # (u32 sums, wrapping)
+                        values = self.rng.integers(0, 2**32, n, dtype=np.uint32)
+                        layout = Layout("u32", run_keys, self.rng, value="u32", values=values)
+                        want, _ = reduce_reference(run_keys, values, "sum", None)
+                        want = (want.tobytes(), len(want))
+                    else:
+                        layout = Layout("u32", run_keys, self.rng)
+                        want = layout.unique() if command == "unique" else layout.rle()
+                    layout.label = f"{command} n={n} runs of {lengths}"
+                    self.check_layout(layout, [(command, [], want)], env=walk)
 
     def test_report(self):
         """The count line on stderr before the checksum (not with -q); --json's count; data

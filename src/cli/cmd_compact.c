@@ -142,7 +142,7 @@ static void print_report(const compact_args *o, gpusort_context *ctx, const gpus
   describe_job(o, job, sizeof job);
   cli_note("%llu %s, %s: %s", (unsigned long long)r->records, layout, size, job);
   if (verbose && r->tile_items) {
-    char holding[80] = ""; /* unique's early walk: a subgroup of the tile holds no keys */
+    char holding[80] = ""; /* the early walk: a subgroup of the tile holds no keys */
     if (r->tile_invocations * r->tile_items_per_invocation != r->tile_items)
       snprintf(holding, sizeof holding, " (%u holding keys, a subgroup walking the look-back)",
                r->tile_items / r->tile_items_per_invocation);

@@ -29,7 +29,8 @@ static void print_configuration(const gpusort_device_info *d) {
     printf("        select and partition: each tile reads the input %u KiB past its own into cache before its "
            "look-back\n", d->compact_read_ahead_kib);
   if (d->compact_early_walk)
-    printf("        unique: one subgroup of each tile walks the look-back while the others load the tile's keys\n");
+    printf("        unique, rle and reduce-by-key: one subgroup of each tile walks the look-back while the others "
+           "load the tile's keys\n");
   if (d->scan_small_rows)
     printf("        small scans: tiles of %u rows, taken by look-back scans of fewer elements than %u of their own "
            "tiles\n", d->scan_small_rows, d->scan_small_min_tiles);

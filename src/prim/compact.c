@@ -147,9 +147,10 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   if (shared > dev->info.max_shared_bytes)
     return gs_fail(GPUSORT_ERROR_NO_DEVICE, "a compaction tile needs %u bytes of shared memory; %s offers %u", shared,
                    dev->info.name, dev->info.max_shared_bytes);
-  /* Unique's early walk (compact.comp's unique_tile_early_walk): subgroup 0 holds no keys and
-   * walks the look-back from the start while the others load theirs, so the tile is a subgroup
-   * short. Its count travels in 16 bits of a shared word. H200 (driver 580, `bench --compact`,
+  /* The early walk of unique, rle and reduce-by-key (compact.comp's unique_tile_early_walk and
+   * runs_tile_early_walk): subgroup 0 holds no keys and walks the look-back from the start
+   * while the others load theirs, so the tile is a subgroup short. Its count travels in 16 bits
+   * of a shared word. Unique, H200 (driver 580, `bench --compact`,
    * ms at 2^24 / 2^26 / 2^28 u32 keys with n/16 runs), in 1024 x 8 rows, two rounds, same run:
    * 0.055 / 0.172 to 0.173 / 0.625 to 0.629 against 0.055 / 0.173 / 0.640 to 0.642 without (CUB
    * 0.046 / 0.139 / 0.506). In 512 x 8 rows it gains far more (shapes set through
@@ -159,12 +160,20 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    * 0.049 / 0.141 / 0.506, 1024 x 8 0.055 / 0.174 / 0.628, and 512 x 8 without the early walk
    * 0.055 / 0.180 / 0.674. So with it unique takes at most 512 invocations: 512 x 8 passed
    * `test_compact small`, `matrix u32`, and `small u32` with every wait recounted, on the H200;
-   * 768 x 8 was not tested there. lavapipe (two cores, `bench --compact --reps 3`, two rounds,
+   * 768 x 8 was not tested there (in a later run, 0.049 / 0.141 / 0.508 against 0.048 / 0.142
+   * / 0.509 and 0.514 at 512 x 8: within 1%, not taken). lavapipe (two cores, `bench --compact --reps 3`, two rounds,
    * ms with and without): 2^16 1.338 and 1.314 against 1.358 and 1.365, 2^20 18.5 and 18.3
    * against 20.8 and 20.5, 2^22 84.5 and 72.6 against 82.4 and 82.8: within that machine's
    * noise, so its preset (and the other vendors', unmeasured) keeps the whole tile loading
-   * before it walks. */
-  c->early_walk = device_config->compact_early_walk && config->mode == GS_COMPACT_UNIQUE &&
+   * before it walks. Rle and reduce-by-key keep their tiles (512 and 384 invocations x 4 rows
+   * for u32 keys: 7680 and 5632 keys with the walk), and their walking subgroup goes on to the
+   * value look-back. H200, 2^24 / 2^26 / 2^28, same run (0.7.34): rle 0.067 / 0.216 / 0.819 ms
+   * against 0.071 / 0.246 / 0.949 without, reduce-by-key of u32 sums 0.088 / 0.299 / 1.135
+   * against 0.092 / 0.312 / 1.193, unique 0.048 / 0.144 / 0.517 against 0.055 / 0.171 / 0.645
+   * (CUB: rle 0.062 / 0.204 / 0.765, reduce-by-key 0.068 / 0.223 / 0.844, unique 0.045 / 0.139
+   * / 0.503); another run, rle alone, 0.064 / 0.213 / 0.795 against 0.070 / 0.243 / 0.931 (CUB
+   * 0.065 / 0.206 / 0.764). */
+  c->early_walk = device_config->compact_early_walk && (config->mode == GS_COMPACT_UNIQUE || reduces(config)) &&
                   c->workgroup_size > dev->subgroup_size &&
                   (uint64_t)(c->workgroup_size - dev->subgroup_size) * c->items < 0x10000;
   c->tile = (c->workgroup_size - (c->early_walk ? dev->subgroup_size : 0)) * c->items * c->subtiles;

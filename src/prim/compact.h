@@ -38,8 +38,8 @@ typedef struct {
   uint32_t workgroup_size, items, subtiles, tile; /* tile = workgroup_size x items x subtiles keys
                                                    * (one subgroup fewer with early_walk) */
   uint32_t read_ahead;                  /* select and partition: tiles ahead read into cache (0: none) */
-  uint32_t early_walk;                  /* unique: subgroup 0 walks the look-back while the others
-                                         * load (1), and holds no keys */
+  uint32_t early_walk;                  /* unique, rle, reduce-by-key: subgroup 0 walks the look-back
+                                         * while the others load (1), and holds no keys */
   bool split_descriptors;               /* reduce-by-key's value descriptors */
   gs_kernel kernel;
 } gs_compact;

@@ -238,7 +238,7 @@ typedef struct {
   uint32_t compact_workgroup; /* the look-back family's workgroup; 0: the scan's */
   uint32_t compact_subtiles;  /* sub-tiles per look-back of select and partition (0: 1) */
   uint32_t compact_read_ahead_kib; /* select's and partition's read-ahead (0: none) */
-  bool compact_early_walk;         /* unique: one subgroup of a tile walks while the others load */
+  bool compact_early_walk;         /* unique, rle, reduce-by-key: a subgroup walks while the others load */
 } preset;
 
 /* submit_keys: lavapipe runs a sort pass at about 15 M keys/s on two cores (2^22 keys: a

@@ -60,8 +60,8 @@ typedef struct {
   uint32_t compact_subtiles;        /* sub-tiles of select and partition per look-back (compact.c) */
   uint32_t compact_read_ahead_kib;  /* select and partition: how far past its own tile a tile reads
                                      * the input into cache before its look-back (0: none) */
-  bool compact_early_walk;          /* unique: subgroup 0 of a tile walks the look-back while the
-                                     * others load the tile's keys (compact.c) */
+  bool compact_early_walk;          /* unique, rle, reduce-by-key: subgroup 0 of a tile walks the
+                                     * look-back while the others load the tile's keys (compact.c) */
   uint32_t lookback_spin;           /* polls of an empty descriptor before recounting */
   uint32_t histogram_groups;        /* workgroups of the sort's histogram pass at most, each
                                      * taking tiles in turn (src/prim/radix_sort.c) */
