@@ -3,13 +3,13 @@
 // The look-back family in one pass (the contract: gs_compact_push in kernel_interface.h):
 // select, partition, unique and, compiled with REDUCE_BY_KEY, reduce-by-key.
 //
-// A sub-tile is WORKGROUP_SIZE x ITEMS keys, and a tile one sub-tile (unique, reduce-by-key)
-// or SUBTILES of them (select, partition); in a sub-tile each subgroup holds a segment of
-// SUBGROUP_SIZE x ITEMS consecutive keys in ROWS rows, and in each row lane l holds the VEC consecutive keys
-// that one 16-byte load brings (as the scan's tiles do). So every load of a row is one
-// contiguous stretch of the subgroup's lanes, and kept keys of a row land side by side in the
-// output, where an invocation holding ITEMS consecutive keys wrote 32 scattered places at
-// once. Per tile:
+// A sub-tile is WORKGROUP_SIZE x ITEMS keys (a subgroup fewer with EARLY_WALK, below), and a
+// tile one sub-tile (unique, reduce-by-key) or SUBTILES of them (select, partition); in a
+// sub-tile each subgroup holds a segment of SUBGROUP_SIZE x ITEMS consecutive keys in ROWS rows,
+// and in each row lane l holds the VEC consecutive keys that one 16-byte load brings (as the
+// scan's tiles do). So every load of a row is one contiguous stretch of the subgroup's lanes,
+// and kept keys of a row land side by side in the output, where an invocation holding ITEMS
+// consecutive keys wrote 32 scattered places at once. Per tile:
 //   1. flag each key (predicate, or "first of a run of equal keys"), rank the flags of each
 //      row across the subgroup, and the subgroups' counts in the tile; post the tile's count
 //      as soon as it is known (successors wait for it);
@@ -28,8 +28,8 @@
 //      registers, reading kept keys (and values) again from the input, now in cache; rle with
 //      its keys kept in registers.
 // With an early walk (EARLY_WALK: NVIDIA's preset), unique, rle and reduce-by-key take step 2
-// in a subgroup that holds no keys, from the tile's start, while the others go through step 1
-// (unique_tile_early_walk, runs_tile_early_walk).
+// (rle and reduce-by-key step 3 as well) in a subgroup that holds no keys, from the tile's
+// start, while the others go through step 1 (unique_tile_early_walk, runs_tile_early_walk).
 #if KEY_BITS == 64 || (defined(REDUCE_BY_KEY) && (IN_BITS == 64 || ACC_REP == 2 || ACC_REP == 4 || !defined(SPLIT_DESCRIPTORS)))
 #define NEEDS_INT64
 #endif
@@ -633,7 +633,8 @@ uint rank_rows(uint flags, out uint kept_before_row[ROWS]) {
     // shuffle there made select and reduce-by-key 0.5 and 1.3% faster, partition 23% slower
     // at 82 registers against 78 (0.7.15). On 64-lane subgroups a word holds two rows of u32
     // keys (16-bit fields), so select and partition take the shuffle from 3 rows (unmeasured).
-    // With an early walk every mode takes the shuffle: reduce-by-key's subgroupAdd there (the
+    // With an early walk unique, rle and reduce-by-key all take the shuffle (unique's rows take
+    // two words or more in NVIDIA's preset anyway): reduce-by-key's subgroupAdd there (the
     // walking subgroup adds with one too) counted wrong on the H200, 1491 of the 4880 checks of
     // `test_compact matrix` (a total of 65497 runs for 1 key; 0.7.34), where lavapipe passed.
     uint total;
@@ -886,8 +887,8 @@ void runs_tile(uint tile) {
 #ifdef COUNT_RUNS
   // Run lengths: a run ending at key g has length g + 1 - its head's position, and as heads'
   // positions only grow, its head is the greatest head position <= g. Per row, the last head
-  // (position + 1; 0: none yet) in the segment before this lane's chunk, by a max-scan across
-  // the lanes; runs open at the tile's start are counted by the value look-back as for any
+  // (position + 1; 0: none yet) in the segment before this lane's chunk (last_heads); runs
+  // open at the tile's start are counted by the value look-back as for any
   // reduce-by-key (a tile's value: its keys from its last head on, or all of them).
   uint heads_before_row[ROWS];
   const uint segment_last_head = last_heads(segment_first, flags, heads_before_row);
@@ -981,7 +982,7 @@ void runs_tile(uint tile) {
 // keys; it walks for the count before the tile and then, where the tile's first key continues
 // a run, for the value of that run before the tile (rle: its length), while the others load,
 // flag and rank their keys and values. The last of them to arrive posts the tile's count and
-// its value (segments_summary), the segments' summaries read after a fence (each written
+// its value (tile_value), the segments' summaries read after a fence (each written
 // before its segment's arrival). A tile with no head posts its value as an aggregate first and
 // as inclusive after its look-back; either order leaves a descriptor that reads right (split
 // descriptors keep the two values apart).
@@ -1037,7 +1038,7 @@ void runs_tile_early_walk(uint tile) {
     if (lane == 0u) {
       s_count_before = prefix;
       s_first_is_head = first_is_head;
-      s_value_before = first_is_head ? rep_identity() : scan_look_back_serial(tile); // (tile 0 opens a run)
+      s_value_before = first_is_head ? rep_identity() : scan_look_back_serial(tile); // (tile 0 opens a run: no earlier chunk)
     }
   } else {
     const uint segment_kept = flag_segment(segment_first, keys, flags, kept_before_row);

@@ -640,13 +640,15 @@ class Compact(FilesCase):
             p = run([command, "-v", "-f", *layout.args, inp, self.path("o")], env=walk)
             self.assertEqual(p.returncode, 0, p.stderr)
             invocations, holding, items, tile = map(int, re.search(pattern, p.stderr.decode()).groups())
-            self.assertLess(holding, invocations)
-            self.assertEqual(holding * items, tile)
+            subgroup = invocations - holding # (the walking subgroup)
+            self.assertIn(subgroup, (8, 16, 32, 64, 128), command)
+            self.assertEqual(invocations % subgroup, 0, command)
+            self.assertEqual(holding * items, tile, command)
             p = run([command, "-v", "-f", *layout.args, inp, self.path("o")], env={"GPUSORT_COMPACT_EARLY_WALK": "0"})
             self.assertIn(f"tile: {invocations} invocations x {items} keys = {invocations * items} keys",
                           p.stderr.decode())
             for n in [tile - 1, tile, tile + 1, 40 * tile + 3]:
-                for lengths in [(1,), (1, 1, 2, 3, 5, 17, 300, 2000), (tile + 1,)]:
+                for lengths in [(1,), (1, 1, 2, 3, 5, 17, 300, 2000), (tile + 1,), (3 * tile,)]:
                     run_keys = keys_with_runs("<u4", n, self.rng, lengths)
                     if command == "reduce-by-key": # (u32 sums, wrapping)
                         values = self.rng.integers(0, 2**32, n, dtype=np.uint32)
