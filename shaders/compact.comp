@@ -667,6 +667,14 @@ uint kept_before_segment_of(uint segment_kept) {
   return before;
 }
 
+// With an early walk (unique_tile_early_walk, runs_tile_early_walk): the count kept before
+// this data subgroup's segment, count_before_tile and the data segments before it.
+uint kept_before_data_segment(uint count_before_tile) {
+  uint kept_before = count_before_tile;
+  for (uint s = 1u; s < gl_SubgroupID; s++) kept_before += s_segment_kept[s];
+  return kept_before;
+}
+
 // The VEC keys from `first` (a row's, in one 16-byte load where aligned; 0 past n).
 void load_row(uint first, out key_t row[VEC]) {
   if ((pc.flags & GS_COMPACT_ALIGNED) != 0u && first + VEC <= pc.n) {
@@ -1084,8 +1092,7 @@ void runs_tile_early_walk(uint tile) {
   }
   if (gl_SubgroupID == 0u) return;
 
-  uint kept_before = count_before_tile;
-  for (uint s = 1u; s < gl_SubgroupID; s++) kept_before += s_segment_kept[s];
+  const uint kept_before = kept_before_data_segment(count_before_tile);
   const rep_t open_run = first_is_head ? rep_identity() : s_value_before;
 #ifdef COUNT_RUNS
   uint heads_before_segment;
@@ -1190,9 +1197,7 @@ void unique_tile_early_walk(uint tile) {
   if (gl_SubgroupID == 0u) return;
 
   // Every kept key, read again, to its place.
-  uint kept_before = count_before_tile;
-  for (uint s = 1u; s < gl_SubgroupID; s++) kept_before += s_segment_kept[s];
-  write_kept(flags, segment_first, kept_before);
+  write_kept(flags, segment_first, kept_before_data_segment(count_before_tile));
 }
 
 // Select and partition: SUBTILES sub-tiles staged in shared memory, one look-back, then the

@@ -161,8 +161,8 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    * 0.055 / 0.180 / 0.674. So with it unique takes at most 512 invocations: 512 x 8 passed
    * `test_compact small`, `matrix u32`, and `small u32` with every wait recounted, on the H200;
    * 768 x 8 was not tested there (in a later run, 0.049 / 0.141 / 0.508 against 0.048 / 0.142
-   * / 0.509 and 0.514 at 512 x 8: within 1%, not taken). lavapipe (two cores, `bench --compact --reps 3`, two rounds,
-   * ms with and without): 2^16 1.338 and 1.314 against 1.358 and 1.365, 2^20 18.5 and 18.3
+   * / 0.509 and 0.514 at 512 x 8: within 1%, not taken). lavapipe (two cores, `bench --compact
+   * --reps 3`, two rounds, ms with and without): 2^16 1.338 and 1.314 against 1.358 and 1.365, 2^20 18.5 and 18.3
    * against 20.8 and 20.5, 2^22 84.5 and 72.6 against 82.4 and 82.8: within that machine's
    * noise, so its preset (and the other vendors', unmeasured) keeps the whole tile loading
    * before it walks. Rle and reduce-by-key keep their tiles (512 and 384 invocations x 4 rows
