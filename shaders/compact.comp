@@ -606,13 +606,10 @@ void store_staged(bool as_keys, uint tile, uint count_before_tile, uint tile_kep
 // counts travel packed in ROW_COUNT_BITS fields, and one subgroup scan serves ROWS_PER_WORD
 // rows. H200, 2^28 u32 keys, against a scan and a sum per row (same runs, two calls): select
 // 0.89 ms against 0.99, partition 1.14 against 1.24, unique 0.72 against 0.80, rle 0.98
-// against 1.06; reduce-by-key took 1.61 against 1.50, so it keeps a scan per row (32-bit
-// fields).
-#if defined(REDUCE_BY_KEY) && !defined(COUNT_RUNS)
-const uint ROW_COUNT_BITS = 32u;
-#else
+// against 1.06; reduce-by-key took 1.61 against 1.50 then, and kept a scan per row until
+// 0.7.35: with its early walk, in 512 x 4 rows, packed took 1.076 and 1.073 ms against 1.111
+// and 1.109 (H200, 2^28, two rounds, same run, 32 registers either way).
 const uint ROW_COUNT_BITS = VEC * SUBGROUP_SIZE < 256u ? 8u : 16u;
-#endif
 const uint ROWS_PER_WORD = 32u / ROW_COUNT_BITS;
 const uint ROW_COUNT_MASK = 0xFFFFFFFFu >> (32u - ROW_COUNT_BITS);
 uint rank_rows(uint flags, out uint kept_before_row[ROWS]) {
@@ -629,7 +626,7 @@ uint rank_rows(uint flags, out uint kept_before_row[ROWS]) {
     // 156 checks of `test_compact small u32` (0.7.27); lavapipe passed; the cause was not
     // found. With the shuffle, `test_compact small` passed on the H200 in 256 x 6, 256 x 8
     // and 128 x 8 rows, u32 and u64 keys (0.7.27; rle since 0.7.15). The other modes keep
-    // subgroupAdd in one word, and reduce-by-key (one row a word, unpacked) in all: the
+    // subgroupAdd in one word (as did reduce-by-key, unpacked until 0.7.35, in all): the
     // shuffle there made select and reduce-by-key 0.5 and 1.3% faster, partition 23% slower
     // at 82 registers against 78 (0.7.15). On 64-lane subgroups a word holds two rows of u32
     // keys (16-bit fields), so select and partition take the shuffle from 3 rows (unmeasured).

@@ -101,11 +101,12 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    *    0.097 / 0.341 / 1.304 at 512 x 3 (40), 256 x 4 0.098 / 0.334 / 1.279 (48) and 512 x 2
    *    0.094 / 0.331 / 1.278 (32). In the rle run above: 1024 x 4 1.605 and 1.607 ms, 1024 x 3
    *    1.736, 1024 x 2 1.422 and 1.427, 768 x 4 1.217, against 1.183 and 1.185 at 384 x 4.
-   *    With the early walk (below), 512 x 4 (H200, 0.7.35, 2^24 / 2^26 / 2^28, two rounds, same
-   *    run, 32 registers either way): 0.087 / 0.290 and 0.292 / 1.103 and 1.105 ms, against
-   *    0.087 / 0.298 / 1.130 and 1.124 at 384 x 4 (CUB 0.068 / 0.222 / 0.836); its values
-   *    held in registers from before the keys' flags to the writes, 1.234 and 1.233 (57
-   *    registers; 1.176 at 384 x 4, 50). So with the walk it takes 512 invocations, as rle;
+   *    With the early walk (below), 512 x 4 (H200, 0.7.35 with rows ranked unpacked, 2^24 /
+   *    2^26 / 2^28, two rounds, same run, 32 registers either way): 0.087 / 0.290 and 0.292 /
+   *    1.103 and 1.105 ms, against 0.087 / 0.298 / 1.130 and 1.124 at 384 x 4 (CUB 0.068 /
+   *    0.222 / 0.836); its values held in registers from before the keys' flags to the writes,
+   *    1.234 and 1.233 (57 registers; 1.176 at 384 x 4, 50). So with the walk it takes 512
+   *    invocations, as rle;
    * 64-bit keys, values or counts in rle and reduce-by-key are unmeasured and keep 256
    * invocations x 4 rows (a bound of 1024 loads). lavapipe (128 invocations, 2^20 u32 keys): 8
    * rows took 6.6 to 7.0 ms against 8.1 to 8.6 at 4 for unique, 7.0 to 7.7 against 8.6 to 8.7
@@ -154,37 +155,36 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
     return gs_fail(GPUSORT_ERROR_NO_DEVICE, "a compaction tile needs %u bytes of shared memory; %s offers %u", shared,
                    dev->info.name, dev->info.max_shared_bytes);
   /* The early walk of unique, rle and reduce-by-key (compact.comp's unique_tile_early_walk and
-   * runs_tile_early_walk): subgroup 0 holds no keys and walks the look-back from the start
-   * while the others load theirs, so the tile is a subgroup short. Its count travels in 16 bits
-   * of a shared word. Unique, H200 (driver 580, `bench --compact`,
-   * ms at 2^24 / 2^26 / 2^28 u32 keys with n/16 runs), in 1024 x 8 rows, two rounds, same run:
-   * 0.055 / 0.172 to 0.173 / 0.625 to 0.629 against 0.055 / 0.173 / 0.640 to 0.642 without (CUB
-   * 0.046 / 0.139 / 0.506). In 512 x 8 rows it gains far more (shapes set through
-   * GPUSORT_SCAN_WORKGROUP). One run (2^26 / 2^28): 0.144 / 0.516 in 512 x 8, 0.172 and 0.174 /
-   * 0.627 and 0.628 in 1024 x 8, CUB 0.136 / 0.499. Another
-   * (2^24 / 2^26 / 2^28): 512 x 8 0.048 / 0.143 / 0.515, 256 x 8 0.049 / 0.155 / 0.569, 768 x 8
-   * 0.049 / 0.141 / 0.506, 1024 x 8 0.055 / 0.174 / 0.628, and 512 x 8 without the early walk
+   * runs_tile_early_walk): subgroup 0 holds no keys and walks the look-back from the start while
+   * the others load theirs, so the tile is a subgroup short. Its count travels in 16 bits of a
+   * shared word. Unique, H200 (driver 580, `bench --compact`, ms at 2^24 / 2^26 / 2^28 u32 keys
+   * with n/16 runs), in 1024 x 8 rows, two rounds, same run: 0.055 / 0.172 to 0.173 / 0.625 to
+   * 0.629 against 0.055 / 0.173 / 0.640 to 0.642 without (CUB 0.046 / 0.139 / 0.506). In 512 x 8
+   * rows it gains far more (shapes set through GPUSORT_SCAN_WORKGROUP). One run (2^26 / 2^28):
+   * 0.144 / 0.516 in 512 x 8, 0.172 and 0.174 / 0.627 and 0.628 in 1024 x 8, CUB 0.136 / 0.499.
+   * Another (2^24 / 2^26 / 2^28): 512 x 8 0.048 / 0.143 / 0.515, 256 x 8 0.049 / 0.155 / 0.569, 768
+   * x 8 0.049 / 0.141 / 0.506, 1024 x 8 0.055 / 0.174 / 0.628, and 512 x 8 without the early walk
    * 0.055 / 0.180 / 0.674. So with it unique takes at most 512 invocations: 512 x 8 passed
-   * `test_compact small`, `matrix u32`, and `small u32` with every wait recounted, on the H200;
-   * 768 x 8 was not tested there (in a later run, 0.049 / 0.141 / 0.508 against 0.048 / 0.142
-   * / 0.509 and 0.514 at 512 x 8: within 1%, not taken). lavapipe (two cores, `bench --compact
-   * --reps 3`, two rounds, ms with and without): 2^16 1.338 and 1.314 against 1.358 and 1.365, 2^20 18.5 and 18.3
-   * against 20.8 and 20.5, 2^22 84.5 and 72.6 against 82.4 and 82.8: within that machine's
-   * noise, so its preset (and the other vendors', unmeasured) keeps the whole tile loading
-   * before it walks. Rle and reduce-by-key take 512 invocations x 4 rows for u32 keys (7680
-   * keys with the walk; reduce-by-key 384 without it, above), and their walking subgroup goes
-   * on to the value look-back. H200, 2^24 / 2^26 / 2^28, same run (0.7.34): rle 0.067 / 0.216 / 0.819 ms
-   * against 0.071 / 0.246 / 0.949 without, reduce-by-key of u32 sums 0.088 / 0.299 / 1.135
-   * against 0.092 / 0.312 / 1.193, unique 0.048 / 0.144 / 0.517 against 0.055 / 0.171 / 0.645
-   * (CUB: rle 0.062 / 0.204 / 0.765, reduce-by-key 0.068 / 0.223 / 0.844, unique 0.045 / 0.139
-   * / 0.503); another run, rle alone, 0.064 / 0.213 / 0.795 against 0.070 / 0.243 / 0.931 (CUB
-   * 0.065 / 0.206 / 0.764). Select and partition walk after their two sub-tiles: a walk of
-   * their own, tried in tiles of one sub-tile (staged after the walk), lost to them (H200,
-   * 0.7.35, 2^24 / 2^26 / 2^28, select and partition ms, same run): 256 x 4 rows 0.067 / 0.222
-   * / 0.848 and 0.077 / 0.262 / 1.003, 384 x 4 0.062 / 0.203 / 0.770 and 0.081 / 0.280 /
-   * 1.079, 512 x 4 0.063 / 0.204 / 0.782 and 0.072 / 0.247 / 0.948, 1024 x 4 1.068 and 1.229
-   * at 2^28; one sub-tile of 256 x 4 without it 0.858 and 1.030; the preset's two sub-tiles of
-   * 256 x 4 0.058 / 0.182 / 0.678 and 0.069 / 0.226 / 0.848 (CUB 0.596 and 0.795). */
+   * `test_compact small`, `matrix u32`, and `small u32` with every wait recounted, on the H200; 768
+   * x 8 was not tested there (in a later run, 0.049 / 0.141 / 0.508 against 0.048 / 0.142 / 0.509
+   * and 0.514 at 512 x 8: within 1%, not taken). lavapipe (two cores, `bench --compact --reps 3`,
+   * two rounds, ms with and without): 2^16 1.338 and 1.314 against 1.358 and 1.365, 2^20 18.5 and
+   * 18.3 against 20.8 and 20.5, 2^22 84.5 and 72.6 against 82.4 and 82.8: within that machine's
+   * noise, so its preset (and the other vendors', unmeasured) keeps the whole tile loading before
+   * it walks. Rle and reduce-by-key take 512 invocations x 4 rows for u32 keys (7680 keys with the
+   * walk; reduce-by-key 384 without it, above), and their walking subgroup goes on to the value
+   * look-back. H200, 2^24 / 2^26 / 2^28, same run (0.7.34): rle 0.067 / 0.216 / 0.819 ms against
+   * 0.071 / 0.246 / 0.949 without, reduce-by-key of u32 sums 0.088 / 0.299 / 1.135 against 0.092 /
+   * 0.312 / 1.193, unique 0.048 / 0.144 / 0.517 against 0.055 / 0.171 / 0.645 (CUB: rle 0.062 /
+   * 0.204 / 0.765, reduce-by-key 0.068 / 0.223 / 0.844, unique 0.045 / 0.139 / 0.503); another run,
+   * rle alone, 0.064 / 0.213 / 0.795 against 0.070 / 0.243 / 0.931 (CUB 0.065 / 0.206 / 0.764).
+   * Select and partition walk after their two sub-tiles: a walk of their own, tried in tiles of one
+   * sub-tile (staged after the walk), lost to them (H200, 0.7.35, 2^24 / 2^26 / 2^28, select and
+   * partition ms, same run): 256 x 4 rows 0.067 / 0.222 / 0.848 and 0.077 / 0.262 / 1.003, 384 x 4
+   * 0.062 / 0.203 / 0.770 and 0.081 / 0.280 / 1.079, 512 x 4 0.063 / 0.204 / 0.782 and 0.072 /
+   * 0.247 / 0.948, 1024 x 4 1.068 and 1.229 at 2^28; one sub-tile of 256 x 4 without it 0.858 and
+   * 1.030; the preset's two sub-tiles of 256 x 4 0.058 / 0.182 / 0.678 and 0.069 / 0.226 / 0.848
+   * (CUB 0.596 and 0.795). */
   c->early_walk = device_config->compact_early_walk && (config->mode == GS_COMPACT_UNIQUE || reduces(config)) &&
                   c->workgroup_size > dev->subgroup_size &&
                   (uint64_t)(c->workgroup_size - dev->subgroup_size) * c->items < 0x10000;
