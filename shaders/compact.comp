@@ -636,7 +636,7 @@ uint rank_rows(uint flags, out uint kept_before_row[ROWS]) {
     // `test_compact matrix` (a total of 65497 runs for 1 key; 0.7.34), where lavapipe passed.
     uint total;
 #ifndef COUNT_RUNS
-    if (EARLY_WALK == 0u && (ROWS_PER_WORD == 1u || ROWS <= ROWS_PER_WORD)) total = subgroupAdd(counts);
+    if (EARLY_WALK == 0u && ROWS <= ROWS_PER_WORD) total = subgroupAdd(counts);
     else
 #endif
       total = subgroupShuffle(before + counts, SUBGROUP_SIZE - 1u);

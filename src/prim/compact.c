@@ -162,11 +162,11 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    * 0.629 against 0.055 / 0.173 / 0.640 to 0.642 without (CUB 0.046 / 0.139 / 0.506). In 512 x 8
    * rows it gains far more (shapes set through GPUSORT_SCAN_WORKGROUP). One run (2^26 / 2^28):
    * 0.144 / 0.516 in 512 x 8, 0.172 and 0.174 / 0.627 and 0.628 in 1024 x 8, CUB 0.136 / 0.499.
-   * Another (2^24 / 2^26 / 2^28): 512 x 8 0.048 / 0.143 / 0.515, 256 x 8 0.049 / 0.155 / 0.569, 768
-   * x 8 0.049 / 0.141 / 0.506, 1024 x 8 0.055 / 0.174 / 0.628, and 512 x 8 without the early walk
+   * Another (2^24 / 2^26 / 2^28): 512 x 8 0.048 / 0.143 / 0.515, 256 x 8 0.049 / 0.155 / 0.569,
+   * 768 x 8 0.049 / 0.141 / 0.506, 1024 x 8 0.055 / 0.174 / 0.628, and 512 x 8 without the early walk
    * 0.055 / 0.180 / 0.674. So with it unique takes at most 512 invocations: 512 x 8 passed
-   * `test_compact small`, `matrix u32`, and `small u32` with every wait recounted, on the H200; 768
-   * x 8 was not tested there (in a later run, 0.049 / 0.141 / 0.508 against 0.048 / 0.142 / 0.509
+   * `test_compact small`, `matrix u32`, and `small u32` with every wait recounted, on the H200;
+   * 768 x 8 was not tested there (in a later run, 0.049 / 0.141 / 0.508 against 0.048 / 0.142 / 0.509
    * and 0.514 at 512 x 8: within 1%, not taken). lavapipe (two cores, `bench --compact --reps 3`,
    * two rounds, ms with and without): 2^16 1.338 and 1.314 against 1.358 and 1.365, 2^20 18.5 and
    * 18.3 against 20.8 and 20.5, 2^22 84.5 and 72.6 against 82.4 and 82.8: within that machine's
