@@ -36,9 +36,9 @@ extern "C" {
 
 #define GPUSORT_VERSION_MAJOR 0
 #define GPUSORT_VERSION_MINOR 7
-#define GPUSORT_VERSION_PATCH 35
+#define GPUSORT_VERSION_PATCH 36
 #define GPUSORT_VERSION_NUMBER (GPUSORT_VERSION_MAJOR * 10000 + GPUSORT_VERSION_MINOR * 100 + GPUSORT_VERSION_PATCH)
-#define GPUSORT_VERSION_STRING "0.7.35"
+#define GPUSORT_VERSION_STRING "0.7.36"
 
 /* Initializer of a struct whose fields all default to zero but struct_size (in C++, a value
  * built by a function, so that -Wmissing-field-initializers has nothing to say). */
@@ -349,6 +349,9 @@ typedef struct gpusort_device_info {
    * of each of their tiles holds no keys and walks the look-back while the others load theirs
    * (0: the whole tile loads, then walks). */
   uint32_t compact_early_walk;
+  /* The look-back scan's early walk (since 0.7.36): 1 where subgroup 0 of each of its tiles
+   * holds no elements and walks the look-back while the others load theirs. */
+  uint32_t scan_early_walk;
   uint32_t reserved_end;                  /* zero (the next field's place) */
 } gpusort_device_info;
 
@@ -543,7 +546,8 @@ typedef struct gpusort_report {
   double pass_seconds[8];
   uint32_t passes;               /* digit-binning passes */
   uint32_t tile_invocations;     /* sort: workgroup size; scan: workgroup size */
-  uint32_t tile_items_per_invocation;
+  uint32_t tile_items_per_invocation; /* of those holding items (with an early walk, one subgroup
+                                         of the look-back family's and scan's tiles holds none) */
   uint32_t tile_items;           /* keys (sort) or elements (scan) per tile */
   uint32_t tile_shared_bytes;
   uint32_t batches;              /* GPU batches the job took: 1 when all of it fit at once (in core);

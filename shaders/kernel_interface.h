@@ -42,8 +42,8 @@
 #define GS_SPEC_EARLY_COUNTS 15  /* sort: a tile's digit counts are published before its keys are ranked */
 #define GS_SPEC_COMPACT_READ_AHEAD 16 /* compact.comp: select and partition read the input this many
                                      * tiles ahead into cache before the look-back (0: none) */
-#define GS_SPEC_COMPACT_EARLY_WALK 17 /* compact.comp: subgroup 0 of unique, rle and reduce-by-key walks
-                                     * the look-back while the others load (1) */
+#define GS_SPEC_EARLY_WALK 17    /* subgroup 0 walks the look-back while the others load (1):
+                                  * compact.comp's unique, rle and reduce-by-key, the look-back scan */
 #define GS_SPEC_COUNT 18
 
 /* Look-back descriptors of the sort hold a 2-bit status and a 30-bit count (lib/lookback.glsl). */

@@ -13,7 +13,9 @@
 //
 // Layout: subgroup s owns a contiguous segment of the tile. In row r, lane l holds the VEC
 // consecutive elements (r * SUBGROUP_SIZE + l) * VEC of the segment (one 16-byte load), so
-// a row is scanned with one subgroup scan of the lanes' sums.
+// a row is scanned with one subgroup scan of the lanes' sums. With an early walk (EARLY_WALK,
+// look-back only), subgroup 0 holds no elements: it walks the look-back from the tile's start
+// while the others load theirs (scan_tile_early_walk), and the tile is a subgroup short.
 #if IN_BITS == 64 || ACC_REP == 2 || ACC_REP == 4 || (MODE == 0 && !defined(SPLIT_DESCRIPTORS))
 #define NEEDS_INT64
 #endif
@@ -28,10 +30,13 @@
 
 layout(constant_id = GS_SPEC_TILE_ROWS) const uint ROWS = 4;
 layout(constant_id = GS_SPEC_SCAN_INCLUSIVE) const uint INCLUSIVE = 1;
+layout(constant_id = GS_SPEC_EARLY_WALK) const uint EARLY_WALK = 0; // look-back only (scan_tile_early_walk)
 
 const uint VEC = IN_BITS == 64 ? 2u : 4u; // elements per 16-byte load
 const uint SEGMENT = ROWS * VEC * SUBGROUP_SIZE;
-const uint TILE = NUM_SUBGROUPS * SEGMENT;
+// subgroups that hold elements: all, or all but the one that walks (EARLY_WALK)
+const uint DATA_SUBGROUPS = EARLY_WALK != 0u ? NUM_SUBGROUPS - 1u : NUM_SUBGROUPS;
+const uint TILE = DATA_SUBGROUPS * SEGMENT;
 
 #if IN_BITS == 64
 #define in_vec_t u64vec2
@@ -130,35 +135,25 @@ void draw_ticket() {
 }
 #endif
 
-void main() {
-  const uint lid = gl_LocalInvocationID.x;
-  const uint lane = gl_SubgroupInvocationID;
-#if MODE == 0
-  if (lid == 0u) draw_ticket();
-  barrier();
-  const uint tile = s_ticket;
-  scan_stamp = s_stamp;
-#else
-  const uint tile = linear_group_index();
-#endif
-  if (tile >= pc.tiles) return; // surplus workgroup of a folded dispatch
+// The first element of this lane's vector of row r in the segment from segment_first.
+uint row_first(uint segment_first, uint r) { return segment_first + (r * SUBGROUP_SIZE + gl_SubgroupInvocationID) * VEC; }
 
-  const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
-  rep_t v[ROWS][4];
-  // combination of everything before this lane's vector in the segment (kept: taken again
-  // after the look-back, from the rows' scans redone, it left 512 x 12 at 64 registers and
-  // took 0.722 and 0.724 ms at 2^28 against 0.675 and 0.676; H200, 0.7.32, same run)
-  rep_t row_before[ROWS];
-  rep_t carry = rep_identity();
-  // Every row's load is issued before any is scanned: loads and subgroup scans interleaved in
-  // one loop wait for each row in turn (H100, 2^28 u32 elements, 512 x 8 rows, same run:
-  // 0.909 ms against 1.047).
+// Loads this subgroup's segment into v and scans each row across the subgroup: row_before[r]
+// is the combination of everything before this lane's vector of row r in the segment (kept:
+// taken again after the look-back, from the rows' scans redone, it left 512 x 12 at 64
+// registers and took 0.722 and 0.724 ms at 2^28 against 0.675 and 0.676; H200, 0.7.32, same
+// run). Returns the segment's total (in every lane).
+// Every row's load is issued before any is scanned: loads and subgroup scans interleaved in
+// one loop wait for each row in turn (H100, 2^28 u32 elements, 512 x 8 rows, same run: 0.909
+// ms against 1.047).
+rep_t load_and_scan_segment(uint segment_first, out rep_t v[ROWS][4], out rep_t row_before[ROWS]) {
   if (segment_first + SEGMENT <= pc.n) {
-    [[unroll]] for (uint r = 0u; r < ROWS; r++) load_vector(segment_first + (r * SUBGROUP_SIZE + lane) * VEC, v[r]);
+    [[unroll]] for (uint r = 0u; r < ROWS; r++) load_vector(row_first(segment_first, r), v[r]);
   } else {
-    [[unroll]] for (uint r = 0u; r < ROWS; r++) load_row(segment_first + (r * SUBGROUP_SIZE + lane) * VEC, v[r]);
+    [[unroll]] for (uint r = 0u; r < ROWS; r++) load_row(row_first(segment_first, r), v[r]);
   }
   // Scan each row across the subgroup; `carry` combines the rows before.
+  rep_t carry = rep_identity();
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
     rep_t lane_total = v[r][0];
     [[unroll]] for (uint k = 1u; k < VEC; k++) lane_total = combine(lane_total, v[r][k]);
@@ -166,9 +161,126 @@ void main() {
     row_before[r] = combine(carry, subgroup_exclusive_from(inclusive));
     carry = combine(carry, subgroupShuffle(inclusive, SUBGROUP_SIZE - 1u));
   }
+  return carry;
+}
+
+// Writes the segment's scans: each element's is before_segment (everything before the segment),
+// then its row's part before its vector, then its place in the vector.
+void write_segment(uint segment_first, rep_t before_segment, rep_t v[ROWS][4], rep_t row_before[ROWS]) {
+  [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+    const uint first = row_first(segment_first, r);
+    rep_t running = combine(before_segment, row_before[r]);
+    acc_bits_t result[4];
+    [[unroll]] for (uint k = 0u; k < VEC; k++) {
+      const rep_t inclusive = combine(running, v[r][k]);
+      result[k] = bits_from_rep(INCLUSIVE != 0u ? inclusive : running);
+      running = inclusive;
+    }
+#if ACC_BITS == IN_BITS
+    if (first + VEC <= pc.n) { // one 16-byte store
+#if IN_BITS == 64
+      OutputVectors(pc.results).output_vectors[first / VEC] = in_vec_t(result[0], result[1]);
+#else
+      OutputVectors(pc.results).output_vectors[first / VEC] = in_vec_t(result[0], result[1], result[2], result[3]);
+#endif
+      continue;
+    }
+#endif
+    [[unroll]] for (uint k = 0u; k < VEC; k++)
+      if (first + k < pc.n) AccArray(pc.results).values[first + k] = result[k];
+  }
+}
+
+#if MODE == 0
+// The look-back scan with an early walk: subgroup 0 holds no elements and walks the look-back
+// from the tile's start, while the others load and scan theirs, so the walk's polls wait
+// alongside the tile's own loads instead of after them (as the look-back family's early walk:
+// compact.comp's unique_tile_early_walk). Each data subgroup adds its arrival to s_arrivals
+// (low 16 bits) after writing its total; the last to arrive turns the totals into exclusive
+// prefixes and posts the tile's descriptor: inclusive where the walk is done (its arrival, bit
+// 16, came first), else the aggregate, and then invocation 0 posts the inclusive one after the
+// barrier (ordered after it by the barrier's buffer semantics).
+const uint WALKED = 1u << 16;
+shared uint s_arrivals; // zeroed with the ticket (main)
+shared rep_t s_aggregate;
+shared bool s_inclusive_posted;
+
+void scan_tile_early_walk(uint tile) {
+  const uint lane = gl_SubgroupInvocationID;
+  const uint segment_first = tile * TILE + (gl_SubgroupID - 1u) * SEGMENT;
+  rep_t v[ROWS][4];
+  rep_t row_before[ROWS];
+  if (gl_SubgroupID == 0u) {
+    const rep_t prefix = tile == 0u ? scan_initial_prefix() : scan_look_back(tile);
+    if (lane == 0u) {
+      s_tile_prefix = prefix;
+      memoryBarrierShared();
+      atomicAdd(s_arrivals, WALKED);
+    }
+  } else {
+    const rep_t total = load_and_scan_segment(segment_first, v, row_before);
+    if (lane == 0u) {
+      s_subgroup[gl_SubgroupID] = total;
+      memoryBarrierShared();
+      const uint state = atomicAdd(s_arrivals, 1u) + 1u;
+      if ((state & (WALKED - 1u)) == DATA_SUBGROUPS) { // the last to arrive
+        memoryBarrierShared();
+        rep_t running = rep_identity();
+        for (uint s = 1u; s < NUM_SUBGROUPS; s++) {
+          const rep_t segment_total = s_subgroup[s];
+          s_subgroup[s] = running;
+          running = combine(running, segment_total);
+        }
+        s_aggregate = running;
+        const bool walked = tile == 0u || (state & WALKED) != 0u;
+        if (walked) scan_post(tile, SCAN_INCLUSIVE, combine(tile == 0u ? scan_initial_prefix() : s_tile_prefix, running));
+        else scan_post(tile, SCAN_AGGREGATE, running);
+        s_inclusive_posted = walked;
+        memoryBarrierBuffer(); // (the aggregate before the inclusive posted after the barrier)
+      }
+    }
+  }
+  barrier();
+  const rep_t prefix = s_tile_prefix;
+  if (gl_LocalInvocationID.x == 0u) {
+    if (!s_inclusive_posted) scan_post(tile, SCAN_INCLUSIVE, combine(prefix, s_aggregate));
+    // the next chunk's prefix: everything up to the end of this one
+    if ((pc.flags & GS_SCAN_CARRY_OUT) != 0u && tile + 1u == pc.tiles)
+      AccArray(pc.carry_out).values[0] = bits_from_rep(combine(prefix, s_aggregate));
+  }
+  if (gl_SubgroupID == 0u) return;
+  write_segment(segment_first, combine(prefix, s_subgroup[gl_SubgroupID]), v, row_before);
+}
+#endif
+
+void main() {
+  const uint lid = gl_LocalInvocationID.x;
+  const uint lane = gl_SubgroupInvocationID;
+#if MODE == 0
+  if (lid == 0u) {
+    draw_ticket();
+    if (EARLY_WALK != 0u) s_arrivals = 0u;
+  }
+  barrier();
+  const uint tile = s_ticket;
+  scan_stamp = s_stamp;
+#else
+  const uint tile = linear_group_index();
+#endif
+  if (tile >= pc.tiles) return; // surplus workgroup of a folded dispatch
+#if MODE == 0
+  if (EARLY_WALK != 0u) {
+    scan_tile_early_walk(tile);
+    return;
+  }
+#endif
+
+  const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
+  rep_t v[ROWS][4];
+  rep_t row_before[ROWS];
+  const rep_t carry = load_and_scan_segment(segment_first, v, row_before);
   if (lane == SUBGROUP_SIZE - 1u) s_subgroup[gl_SubgroupID] = carry;
   barrier();
-
   // Subgroup totals to exclusive prefixes, and the tile's aggregate, by the first subgroup.
   if (gl_SubgroupID == 0u) {
     rep_t running = rep_identity();
@@ -213,28 +325,6 @@ void main() {
   barrier();
 
   // Each element: tile prefix, then subgroup prefix, then its place in the segment.
-  const rep_t before_segment = combine(s_tile_prefix, s_subgroup[gl_SubgroupID]);
-  [[unroll]] for (uint r = 0u; r < ROWS; r++) {
-    const uint first = segment_first + (r * SUBGROUP_SIZE + lane) * VEC;
-    rep_t running = combine(before_segment, row_before[r]);
-    acc_bits_t result[4];
-    [[unroll]] for (uint k = 0u; k < VEC; k++) {
-      const rep_t inclusive = combine(running, v[r][k]);
-      result[k] = bits_from_rep(INCLUSIVE != 0u ? inclusive : running);
-      running = inclusive;
-    }
-#if ACC_BITS == IN_BITS
-    if (first + VEC <= pc.n) { // one 16-byte store
-#if IN_BITS == 64
-      OutputVectors(pc.results).output_vectors[first / VEC] = in_vec_t(result[0], result[1]);
-#else
-      OutputVectors(pc.results).output_vectors[first / VEC] = in_vec_t(result[0], result[1], result[2], result[3]);
-#endif
-      continue;
-    }
-#endif
-    [[unroll]] for (uint k = 0u; k < VEC; k++)
-      if (first + k < pc.n) AccArray(pc.results).values[first + k] = result[k];
-  }
+  write_segment(segment_first, combine(s_tile_prefix, s_subgroup[gl_SubgroupID]), v, row_before);
 }
 #endif

@@ -92,9 +92,15 @@ def library_docs(root, help_text, gpusort):
         knobs = set(re.findall(r'"(GPUSORT_[A-Z_]+)"', f.read()))
     with open(os.path.join(root, "README.md")) as f:
         readme = f.read()
+    man1 = open(os.path.join(root, "man", "gpusort.1")).read()
+    man3_environment = man3.split(".SH ENVIRONMENT")[-1].split(".SH ")[0]
     for knob in sorted(knobs):
         if knob not in readme:
             failures.append(f"the environment knob {knob} is not in the README")
+        if not re.search(rf"(?m)^\.BR? {knob}\b", man1):
+            failures.append(f"the environment knob {knob} is not in gpusort(1)")
+        if knob not in man3_environment:
+            failures.append(f"the environment knob {knob} is not in gpusort(3)'s ENVIRONMENT")
     return failures
 
 

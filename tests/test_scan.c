@@ -24,8 +24,9 @@
  *                           shrink, epochs about to pass 2^30 (the stamps' width) and 2^32, and
  *                           stale descriptors stamped for a later scan, which the scans before
  *                           it must have emptied
- *   (run matrix with GPUSORT_SCAN_SPLIT=1 for the split descriptor layout, and with
- *    GPUSORT_LOOKBACK_SPIN=1 for the look-back fallback) */
+ *   (run matrix with GPUSORT_SCAN_SPLIT=1 for the split descriptor layout, with
+ *    GPUSORT_LOOKBACK_SPIN=1 for the look-back fallback, and with GPUSORT_SCAN_EARLY_WALK=1 for
+ *    the early walk, whose tiles matrix checks) */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -307,9 +308,36 @@ static void check_reduce(tester *t, const gs_scan_config *c, uint64_t n, const c
 
 static const gs_key_type all_types[] = {GS_KEY_U32, GS_KEY_I32, GS_KEY_F32, GS_KEY_U64, GS_KEY_I64, GS_KEY_F64};
 
+/* The scan's tile; a scan the device refuses fails here and leaves a tile of 1, so that the
+ * sizes made from it stay small and each of their checks fails in turn. */
 static uint64_t tile_of(tester *t, const gs_scan_config *c) {
   const gs_scan *s;
-  return gs_context_scan(&t->ctx, c, &s) == GPUSORT_OK ? s->tile : 0;
+  if (gs_context_scan(&t->ctx, c, &s) == GPUSORT_OK) return s->tile;
+  t->checks++;
+  t->failures++;
+  fprintf(stderr, "FAIL: %s\n", gs_last_error());
+  return 1;
+}
+
+/* A look-back scan walks early where the device's configuration says so (GPUSORT_SCAN_EARLY_WALK),
+ * its tile then a subgroup short; reduce-then-scan never does. */
+static void check_tile_shape(tester *t, const gs_scan_config *c) {
+  const gs_scan *s;
+  t->checks++;
+  if (gs_context_scan(&t->ctx, c, &s)) {
+    t->failures++;
+    fprintf(stderr, "FAIL tile shape: %s\n", gs_last_error());
+    return;
+  }
+  const bool walks = c->algo == GS_SCAN_LOOKBACK && t->ctx.config.scan_early_walk;
+  const uint64_t invocations = s->workgroup_size - (walks ? t->dev->subgroup_size : 0);
+  const uint64_t tile = invocations * s->rows * (16 / gs_key_info_of(c->input)->bytes);
+  if (s->early_walk != walks || s->tile != tile) {
+    t->failures++;
+    fprintf(stderr, "FAIL tile shape: %s tile of %u elements, early walk %d; want %llu, %d\n",
+            c->algo == GS_SCAN_LOOKBACK ? "look-back" : "reduce-then-scan", s->tile, s->early_walk,
+            (unsigned long long)tile, walks);
+  }
 }
 
 static void run_config(tester *t, gs_scan_config c, bool wrapping, const uint64_t *sizes, size_t nsizes) {
@@ -437,6 +465,7 @@ int main(int argc, char **argv) {
           for (int algo = 0; algo < 2; algo++) {
             gs_scan_config c = {.input = all_types[ti], .acc = all_types[ti], .op = (gs_scan_op)op,
                                 .inclusive = inclusive, .algo = (gs_scan_algo)algo};
+            check_tile_shape(&t, &c);
             const uint64_t tile = tile_of(&t, &c);
             const uint64_t sizes[] = {0, 1, 7, 8, 9, sg - 1, sg + 1, tile - 1, tile, tile + 1, 3 * tile + 5, 40 * tile + 3};
             run_config(&t, c, false, sizes, sizeof sizes / sizeof sizes[0]);
@@ -655,8 +684,11 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
       const gs_scan_config c = configs[i]; /* (look-back: the algorithm 0) */
       const gs_scan *s;
-      if (gs_context_scan(&t.ctx, &c, &s) || s->small_rows == 0) {
-        fprintf(stderr, "FAIL: no small scans' tile for %s: set GPUSORT_SCAN_SMALL_ROWS\n", gs_key_info_of(c.input)->name);
+      const int refused = gs_context_scan(&t.ctx, &c, &s);
+      if (refused || s->small_rows == 0) {
+        fprintf(stderr, "FAIL: no small scans' tile for %s: %s\n", gs_key_info_of(c.input)->name,
+                refused ? gs_last_error() : "set GPUSORT_SCAN_SMALL_ROWS");
+        t.checks++;
         t.failures++;
         break;
       }

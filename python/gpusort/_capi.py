@@ -114,6 +114,7 @@ class DeviceInfo(ctypes.Structure):
         ("scan_small_min_tiles", ctypes.c_uint32),
         ("compact_read_ahead_kib", ctypes.c_uint32),
         ("compact_early_walk", ctypes.c_uint32),
+        ("scan_early_walk", ctypes.c_uint32),
         ("reserved_end", ctypes.c_uint32),
     ]
 

@@ -31,6 +31,9 @@ static void print_configuration(const gpusort_device_info *d) {
   if (d->compact_early_walk)
     printf("        unique, rle and reduce-by-key: one subgroup of each tile walks the look-back while the others "
            "load the tile's keys\n");
+  if (d->scan_early_walk)
+    printf("        look-back scan: one subgroup of each tile walks the look-back while the others load the "
+           "tile's elements\n");
   if (d->scan_small_rows)
     printf("        small scans: tiles of %u rows, taken by look-back scans of fewer elements than %u of their own "
            "tiles\n", d->scan_small_rows, d->scan_small_min_tiles);

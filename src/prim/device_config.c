@@ -239,6 +239,7 @@ typedef struct {
   uint32_t compact_subtiles;  /* sub-tiles per look-back of select and partition (0: 1) */
   uint32_t compact_read_ahead_kib; /* select's and partition's read-ahead (0: none) */
   bool compact_early_walk;         /* unique, rle, reduce-by-key: a subgroup walks while the others load */
+  bool scan_early_walk;            /* the look-back scan: a subgroup walks while the others load */
 } preset;
 
 /* submit_keys: lavapipe runs a sort pass at about 15 M keys/s on two cores (2^22 keys: a
@@ -371,6 +372,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->compact_subtiles = k->compact_subtiles ? k->compact_subtiles : p->compact_subtiles ? p->compact_subtiles : 1;
   c->compact_read_ahead_kib = k->compact_read_ahead_kib != GS_KNOB_UNSET ? k->compact_read_ahead_kib : p->compact_read_ahead_kib;
   c->compact_early_walk = k->compact_early_walk != GS_KNOB_UNSET ? k->compact_early_walk != 0 : p->compact_early_walk;
+  c->scan_early_walk = k->scan_early_walk != GS_KNOB_UNSET ? k->scan_early_walk != 0 : p->scan_early_walk;
   c->lookback_spin = k->lookback_spin ? k->lookback_spin : p->spin;
   c->histogram_groups = k->histogram_groups ? k->histogram_groups : p->histogram_groups ? p->histogram_groups : 4096;
   c->submit_keys = k->submit_keys ? k->submit_keys : p->submit_keys;
@@ -381,7 +383,8 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
                      k->scan_rows || k->compact_subtiles || k->histogram_groups || k->lookback_spin || k->submit_keys ||
                      k->sort_hold_keys != GS_KNOB_UNSET || k->sort_early_counts != GS_KNOB_UNSET ||
                      k->sort_small_tile_count != GS_KNOB_UNSET || k->scan_small_rows != GS_KNOB_UNSET ||
-                     k->compact_read_ahead_kib != GS_KNOB_UNSET || k->compact_early_walk != GS_KNOB_UNSET;
+                     k->compact_read_ahead_kib != GS_KNOB_UNSET || k->compact_early_walk != GS_KNOB_UNSET ||
+                     k->scan_early_walk != GS_KNOB_UNSET;
   snprintf(c->preset, sizeof c->preset, "%s%s", p->name, tuned ? " (tuned by GPUSORT_*)" : "");
 }
 

@@ -62,6 +62,8 @@ typedef struct {
                                      * the input into cache before its look-back (0: none) */
   bool compact_early_walk;          /* unique, rle, reduce-by-key: subgroup 0 of a tile walks the
                                      * look-back while the others load the tile's keys (compact.c) */
+  bool scan_early_walk;             /* the look-back scan: subgroup 0 of a tile walks the look-back
+                                     * while the others load the tile's elements (scan.c) */
   uint32_t lookback_spin;           /* polls of an empty descriptor before recounting */
   uint32_t histogram_groups;        /* workgroups of the sort's histogram pass at most, each
                                      * taking tiles in turn (src/prim/radix_sort.c) */

@@ -59,8 +59,15 @@ static int make_kernel(gs_scan *s, gs_kernel *k, int mode, bool spine, bool spli
   static const char *const modes[] = {"lookback", "reduce", "downsweep"};
   snprintf(name, sizeof name, "scan_%s_i%u_r%u%s", modes[mode], in->bytes * 8, gs_scan_accumulator_rep(c),
            split ? "_split" : "");
-  const uint32_t spec[] = {s->workgroup_size, 0, 0, 0, rows, spin, (uint32_t)c->op, (uint32_t)in->kind,
-                           (uint32_t)acc->kind, inclusive};
+  uint32_t spec[GS_SPEC_EARLY_WALK + 1] = {0};
+  spec[GS_SPEC_WORKGROUP_SIZE] = s->workgroup_size;
+  spec[GS_SPEC_TILE_ROWS] = rows;
+  spec[GS_SPEC_LOOKBACK_SPIN] = spin;
+  spec[GS_SPEC_SCAN_OP] = (uint32_t)c->op;
+  spec[GS_SPEC_SCAN_IN_KIND] = (uint32_t)in->kind;
+  spec[GS_SPEC_SCAN_ACC_KIND] = (uint32_t)acc->kind;
+  spec[GS_SPEC_SCAN_INCLUSIVE] = inclusive;
+  spec[GS_SPEC_EARLY_WALK] = mode == MODE_LOOKBACK && s->early_walk;
   return gs_kernel_create(s->dev, k, name, sizeof(gs_scan_push), spec, sizeof spec / sizeof spec[0]);
 }
 
@@ -86,7 +93,16 @@ int gs_scan_create(gs_device *dev, const gs_memops *memops, const gs_device_conf
   /* a widened accumulator holds each element in two words: at most 8 rows, as many registers
    * as 16 rows of elements kept at their width */
   if (acc->bytes > in->bytes && s->rows > 8) s->rows = 8;
-  s->tile = s->workgroup_size * s->rows * (in->bytes == 8 ? 2 : 4);
+  /* The early walk (scan_tiles.comp's scan_tile_early_walk): subgroup 0 of a look-back scan's
+   * tiles holds no elements and walks the look-back while the others load theirs, so its tiles
+   * are a subgroup short. No preset takes it until a GPU has measured it. lavapipe (two cores,
+   * `bench --scan-algos --reps 5`, two rounds, ms with and without): 2^20 9.64 and 9.39 against
+   * 7.08 and 7.10, 2^22 38.4 and 37.8 against 28.8 and 28.7; llvmpipe runs a workgroup's
+   * subgroups in turn between barriers on one thread, so there the walk holds up the loads. */
+  s->early_walk = device_config->scan_early_walk && config->algo == GS_SCAN_LOOKBACK && !config->reduce_only &&
+                  s->workgroup_size > dev->subgroup_size;
+  const uint32_t data_invocations = s->workgroup_size - (s->early_walk ? dev->subgroup_size : 0);
+  s->tile = data_invocations * s->rows * (in->bytes == 8 ? 2 : 4);
   s->split_descriptors = gs_scan_descriptors_split(dev, config->acc);
   const uint32_t spin = device_config->lookback_spin ? device_config->lookback_spin : 1;
   const uint32_t rows = s->rows;
@@ -101,7 +117,7 @@ int gs_scan_create(gs_device *dev, const gs_memops *memops, const gs_device_conf
     const uint32_t small = device_config->scan_small_rows;
     if (small == 0 || small >= rows) return GPUSORT_OK;
     s->small_rows = small;
-    s->small_tile = s->workgroup_size * small * (in->bytes == 8 ? 2 : 4);
+    s->small_tile = data_invocations * small * (in->bytes == 8 ? 2 : 4);
     s->small_min_tiles = device_config->scan_small_min_tiles ? device_config->scan_small_min_tiles : 1;
     return make_kernel(s, &s->small_lookback, MODE_LOOKBACK, false, s->split_descriptors, config->inclusive, spin,
                        small);
@@ -169,7 +185,7 @@ static bool small_scan(const gs_scan *s, uint64_t max_n) {
 uint32_t gs_scan_tile_for(const gs_scan *s, uint64_t max_n) { return small_scan(s, max_n) ? s->small_tile : s->tile; }
 
 uint64_t gs_scan_lookback_slots(const gs_scan *s, uint64_t max_n) {
-  uint64_t tiles = tiles_of(s, max_n ? max_n : 1, 0);
+  uint64_t tiles = gs_groups_for(max_n ? max_n : 1, s->tile);
   if (s->small_rows) { /* the small tile serves capacities below its bound: more, smaller tiles */
     const uint64_t below = (uint64_t)s->tile * s->small_min_tiles - 1, n = max_n < below ? max_n : below;
     const uint64_t small_tiles = gs_groups_for(n ? n : 1, s->small_tile);

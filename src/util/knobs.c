@@ -110,6 +110,7 @@ static void read_knobs(void) {
   knobs.sort_keys_per_thread = number32("GPUSORT_SORT_KEYS_PER_THREAD");
   knobs.scan_workgroup = number32("GPUSORT_SCAN_WORKGROUP");
   knobs.scan_rows = number32("GPUSORT_SCAN_ROWS");
+  knobs.scan_early_walk = switch_knob("GPUSORT_SCAN_EARLY_WALK");
   knobs.compact_subtiles = number32("GPUSORT_COMPACT_SUBTILES");
   knobs.compact_read_ahead_kib = number_or_unset("GPUSORT_COMPACT_READ_AHEAD_KIB");
   knobs.compact_early_walk = switch_knob("GPUSORT_COMPACT_EARLY_WALK");

@@ -22,6 +22,7 @@ typedef struct {
   uint32_t sort_keys_per_thread; /* GPUSORT_SORT_KEYS_PER_THREAD */
   uint32_t scan_workgroup;       /* GPUSORT_SCAN_WORKGROUP */
   uint32_t scan_rows;            /* GPUSORT_SCAN_ROWS */
+  uint32_t scan_early_walk;      /* GPUSORT_SCAN_EARLY_WALK=0|1, else GS_KNOB_UNSET */
   uint32_t compact_subtiles;     /* GPUSORT_COMPACT_SUBTILES */
   uint32_t compact_read_ahead_kib; /* GPUSORT_COMPACT_READ_AHEAD_KIB (0: none); GS_KNOB_UNSET if unset */
   uint32_t compact_early_walk;   /* GPUSORT_COMPACT_EARLY_WALK=0|1, else GS_KNOB_UNSET */
