@@ -455,10 +455,8 @@ static void report_scan(const gs_scan_engine *e, gpusort_stage gpu_stage, gpusor
   s[GPUSORT_STAGE_WRITE] += e->write;
   if (e->scan) {
     const uint32_t tile = gs_scan_tile_for(e->scan, e->capacity);
-    /* (with an early walk, a subgroup of the workgroup holds no elements) */
-    const uint32_t holding = e->scan->workgroup_size - (e->scan->early_walk ? e->scan->dev->subgroup_size : 0);
     report->tile_invocations = e->scan->workgroup_size;
-    report->tile_items_per_invocation = tile / holding;
+    report->tile_items_per_invocation = tile / gs_scan_holding_invocations(e->scan);
     report->tile_items = tile;
   }
 }

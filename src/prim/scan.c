@@ -101,7 +101,7 @@ int gs_scan_create(gs_device *dev, const gs_memops *memops, const gs_device_conf
    * subgroups in turn between barriers on one thread, so there the walk holds up the loads. */
   s->early_walk = device_config->scan_early_walk && config->algo == GS_SCAN_LOOKBACK && !config->reduce_only &&
                   s->workgroup_size > dev->subgroup_size;
-  const uint32_t data_invocations = s->workgroup_size - (s->early_walk ? dev->subgroup_size : 0);
+  const uint32_t data_invocations = gs_scan_holding_invocations(s);
   s->tile = data_invocations * s->rows * (in->bytes == 8 ? 2 : 4);
   s->split_descriptors = gs_scan_descriptors_split(dev, config->acc);
   const uint32_t spin = device_config->lookback_spin ? device_config->lookback_spin : 1;

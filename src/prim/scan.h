@@ -73,6 +73,11 @@ bool gs_scan_descriptors_split(const gs_device *dev, gs_key_type acc);
 /* Bytes of one tile's look-back descriptor in either layout. */
 static inline VkDeviceSize gs_scan_descriptor_bytes(bool split) { return split ? 5 * 4 : 8; }
 
+/* The invocations of a tile that hold elements: all but the walking subgroup's with an early walk. */
+static inline uint32_t gs_scan_holding_invocations(const gs_scan *s) {
+  return s->workgroup_size - (s->early_walk ? s->dev->subgroup_size : 0);
+}
+
 /* The most elements one scan takes on the device (each array must fit one buffer). */
 uint64_t gs_scan_max_elements(const gs_device *dev, const gs_scan_config *config);
 
