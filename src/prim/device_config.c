@@ -274,7 +274,7 @@ static const preset presets[] = {
      .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64) | BIT(GS_SORT_PAIRS64),
      .scan_workgroup = 512, .scan_rows = 12, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
      .bitonic_max_keys = 1u << 12, .compact_workgroup = 1024, .compact_subtiles = 2, .histogram_groups = 1056,
-     .compact_read_ahead_kib = 8192, .compact_early_walk = true,
+     .compact_read_ahead_kib = 8192, .compact_early_walk = true, .scan_early_walk = true,
      .small = {{256, 4}, {256, 8}, {512, 8}}, .small_min_tiles = 128, .scan_small_rows = 4,
      .scan_small_min_tiles = 256},
     {.name = "amd", .vendor_id = 0x1002, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512, 9, 5),
