@@ -352,6 +352,9 @@ typedef struct gpusort_device_info {
   /* The look-back scan's early walk (since 0.7.36): 1 where subgroup 0 of each of its tiles
    * holds no elements and walks the look-back while the others load theirs. */
   uint32_t scan_early_walk;
+  /* The early walk's read-ahead (since 0.7.37): as it walks, the walker reads the input about
+   * this many KiB past its tile into cache (0: none). */
+  uint32_t scan_read_ahead_kib;
   uint32_t reserved_end;                  /* zero (the next field's place) */
 } gpusort_device_info;
 

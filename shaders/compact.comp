@@ -57,7 +57,7 @@ layout(push_constant, std430) uniform Push { gs_compact_push pc; };
 layout(constant_id = GS_SPEC_TILE_ROWS) const uint ITEMS = 8; // keys per invocation, a multiple of VEC, at most 32
 layout(constant_id = GS_SPEC_COMPACT_MODE) const uint MODE = GS_COMPACT_SELECT;
 layout(constant_id = GS_SPEC_COMPACT_SUBTILES) const uint SUBTILES = 1; // select and partition only
-layout(constant_id = GS_SPEC_COMPACT_READ_AHEAD) const uint READ_AHEAD = 0; // select and partition only (see read_ahead)
+layout(constant_id = GS_SPEC_READ_AHEAD) const uint READ_AHEAD = 0; // select and partition only (see read_ahead)
 layout(constant_id = GS_SPEC_EARLY_WALK) const uint EARLY_WALK = 0; // unique, rle, reduce-by-key (unique_tile_early_walk, runs_tile_early_walk)
 const bool STAGED_STORES = GS_COMPACT_STAGES(MODE); // select and partition (see staged_tile)
 // subgroups that hold keys: all, or all but the one that walks (EARLY_WALK)

@@ -40,8 +40,9 @@
 #define GS_SPEC_HOLD_KEYS 13     /* sort: keys wait in shared memory while they are ranked */
 #define GS_SPEC_COMPACT_SUBTILES 14 /* compact.comp: sub-tiles staged per look-back */
 #define GS_SPEC_EARLY_COUNTS 15  /* sort: a tile's digit counts are published before its keys are ranked */
-#define GS_SPEC_COMPACT_READ_AHEAD 16 /* compact.comp: select and partition read the input this many
-                                     * tiles ahead into cache before the look-back (0: none) */
+#define GS_SPEC_READ_AHEAD 16     /* tiles ahead of its own that a tile reads the input into cache
+                                  * (0: none): compact.comp's select and partition before the
+                                  * look-back, the look-back scan's early walk as it walks */
 #define GS_SPEC_EARLY_WALK 17    /* subgroup 0 walks the look-back while the others load (1):
                                   * compact.comp's unique, rle and reduce-by-key, the look-back scan */
 #define GS_SPEC_COUNT 18

@@ -1011,13 +1011,21 @@ class DevicesAndBench(CliTest):
         self.assertIn("unique, rle and reduce-by-key: one subgroup of each tile walks the look-back while the others "
                       "load the tile's keys",
                       p.stdout.decode())
-        # the look-back scan's early walk, from its knob (no preset has it)
+        # the look-back scan's early walk and its read-ahead, from their knobs (lavapipe's preset has none)
         self.assertNotIn("look-back scan: one subgroup", p.stdout.decode())
         p = run(["devices", "-v"], env={"GPUSORT_SCAN_EARLY_WALK": "1"})
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertRegex(p.stdout.decode(), r"preset \S+ \(tuned by GPUSORT_\*\)")
         self.assertIn("look-back scan: one subgroup of each tile walks the look-back while the others load the "
                       "tile's elements", p.stdout.decode())
+        self.assertNotIn("look-back scan: the walking subgroup reads", p.stdout.decode())
+        p = run(["devices", "-v"], env={"GPUSORT_SCAN_EARLY_WALK": "1", "GPUSORT_SCAN_READ_AHEAD_KIB": "64"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("look-back scan: the walking subgroup reads the input 64 KiB past its tile into cache as it walks",
+                      p.stdout.decode())
+        # (no walk, no read-ahead)
+        p = run(["devices", "-v"], env={"GPUSORT_SCAN_EARLY_WALK": "0", "GPUSORT_SCAN_READ_AHEAD_KIB": "64"})
+        self.assertNotIn("look-back scan: the walking subgroup reads", p.stdout.decode())
 
     def test_bench(self):
         p = run(["bench", "--sizes", "2^10,5000", "--reps", "3"])

@@ -21,7 +21,11 @@
 // rep_t reduce_tile_by_subgroup(uint tile, out bool inclusive) (for scan_look_back) or
 // rep_t reduce_tile(uint tile, out bool inclusive) (for SCAN_LOOK_BACK_SERIAL's
 // scan_look_back_serial), where `inclusive` says that the value already holds everything
-// before (a segmented scan's tile that starts a segment).
+// before (a segmented scan's tile that starts a segment). With SCAN_LOOK_BACK_READ_AHEAD
+// defined, also void look_back_read_ahead(uint tile), called as each step of scan_look_back
+// begins (it may issue loads), and void look_back_read_ahead_done(), called once the step's
+// descriptors are in (it consumes them): scan_tiles.comp's walker reads a later tile into cache
+// while it waits.
 
 const uint SCAN_EMPTY = 0u, SCAN_AGGREGATE = 1u, SCAN_INCLUSIVE = 2u;
 #ifdef SPLIT_DESCRIPTORS
@@ -118,6 +122,9 @@ rep_t scan_look_back(uint tile) {
   uint end = tile; // tiles [0, end) are not yet accounted for
   uint spins = 0u;
   for (;;) {
+#ifdef SCAN_LOOK_BACK_READ_AHEAD
+    look_back_read_ahead(tile);
+#endif
     rep_t value = rep_identity();
     uint status = SCAN_INCLUSIVE;
     if (lane >= LOOKBACK_WINDOW)
@@ -132,6 +139,9 @@ rep_t scan_look_back(uint tile) {
     const uint first_empty = empty_lanes != 0u ? findLSB(empty_lanes) : LOOKBACK_WINDOW;
     // Lanes before the first empty one are ready; stop at the nearest inclusive.
     const uint take = first_inclusive < first_empty ? first_inclusive + 1u : first_empty;
+#ifdef SCAN_LOOK_BACK_READ_AHEAD
+    look_back_read_ahead_done();
+#endif
     prefix = combine(subgroup_reduce(lane < take ? value : rep_identity()), prefix);
     if (first_inclusive < first_empty) return prefix;
     if (take == LOOKBACK_WINDOW) { // the whole window was aggregates: move on

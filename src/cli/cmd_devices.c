@@ -34,6 +34,9 @@ static void print_configuration(const gpusort_device_info *d) {
   if (d->scan_early_walk)
     printf("        look-back scan: one subgroup of each tile walks the look-back while the others load the "
            "tile's elements\n");
+  if (d->scan_read_ahead_kib)
+    printf("        look-back scan: the walking subgroup reads the input %u KiB past its tile into cache as "
+           "it walks\n", d->scan_read_ahead_kib);
   if (d->scan_small_rows)
     printf("        small scans: tiles of %u rows, taken by look-back scans of fewer elements than %u of their own "
            "tiles\n", d->scan_small_rows, d->scan_small_min_tiles);

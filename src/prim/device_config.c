@@ -240,6 +240,7 @@ typedef struct {
   uint32_t compact_read_ahead_kib; /* select's and partition's read-ahead (0: none) */
   bool compact_early_walk;         /* unique, rle, reduce-by-key: a subgroup walks while the others load */
   bool scan_early_walk;            /* the look-back scan: a subgroup walks while the others load */
+  uint32_t scan_read_ahead_kib;    /* ... and reads the input this far ahead as it walks (0: none) */
 } preset;
 
 /* submit_keys: lavapipe runs a sort pass at about 15 M keys/s on two cores (2^22 keys: a
@@ -275,7 +276,7 @@ static const preset presets[] = {
      .scan_workgroup = 512, .scan_rows = 12, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
      .bitonic_max_keys = 1u << 12, .compact_workgroup = 1024, .compact_subtiles = 2, .histogram_groups = 1056,
      .compact_read_ahead_kib = 8192, .compact_early_walk = true, .scan_early_walk = true,
-     .small = {{256, 4}, {256, 8}, {512, 8}}, .small_min_tiles = 128, .scan_small_rows = 4,
+     .scan_read_ahead_kib = 8192, .small = {{256, 4}, {256, 8}, {512, 8}}, .small_min_tiles = 128, .scan_small_rows = 4,
      .scan_small_min_tiles = 256},
     {.name = "amd", .vendor_id = 0x1002, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512, 9, 5),
      .scan_workgroup = 512, .scan_rows = 8, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true},
@@ -373,6 +374,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->compact_read_ahead_kib = k->compact_read_ahead_kib != GS_KNOB_UNSET ? k->compact_read_ahead_kib : p->compact_read_ahead_kib;
   c->compact_early_walk = k->compact_early_walk != GS_KNOB_UNSET ? k->compact_early_walk != 0 : p->compact_early_walk;
   c->scan_early_walk = k->scan_early_walk != GS_KNOB_UNSET ? k->scan_early_walk != 0 : p->scan_early_walk;
+  c->scan_read_ahead_kib = k->scan_read_ahead_kib != GS_KNOB_UNSET ? k->scan_read_ahead_kib : p->scan_read_ahead_kib;
   c->lookback_spin = k->lookback_spin ? k->lookback_spin : p->spin;
   c->histogram_groups = k->histogram_groups ? k->histogram_groups : p->histogram_groups ? p->histogram_groups : 4096;
   c->submit_keys = k->submit_keys ? k->submit_keys : p->submit_keys;
@@ -384,7 +386,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
                      k->sort_hold_keys != GS_KNOB_UNSET || k->sort_early_counts != GS_KNOB_UNSET ||
                      k->sort_small_tile_count != GS_KNOB_UNSET || k->scan_small_rows != GS_KNOB_UNSET ||
                      k->compact_read_ahead_kib != GS_KNOB_UNSET || k->compact_early_walk != GS_KNOB_UNSET ||
-                     k->scan_early_walk != GS_KNOB_UNSET;
+                     k->scan_early_walk != GS_KNOB_UNSET || k->scan_read_ahead_kib != GS_KNOB_UNSET;
   snprintf(c->preset, sizeof c->preset, "%s%s", p->name, tuned ? " (tuned by GPUSORT_*)" : "");
 }
 

@@ -59,7 +59,7 @@ static int make_kernel(gs_scan *s, gs_kernel *k, int mode, bool spine, bool spli
   static const char *const modes[] = {"lookback", "reduce", "downsweep"};
   snprintf(name, sizeof name, "scan_%s_i%u_r%u%s", modes[mode], in->bytes * 8, gs_scan_accumulator_rep(c),
            split ? "_split" : "");
-  uint32_t spec[GS_SPEC_EARLY_WALK + 1] = {0};
+  uint32_t spec[GS_SPEC_COUNT] = {0};
   spec[GS_SPEC_WORKGROUP_SIZE] = s->workgroup_size;
   spec[GS_SPEC_TILE_ROWS] = rows;
   spec[GS_SPEC_LOOKBACK_SPIN] = spin;
@@ -68,6 +68,13 @@ static int make_kernel(gs_scan *s, gs_kernel *k, int mode, bool spine, bool spli
   spec[GS_SPEC_SCAN_ACC_KIND] = (uint32_t)acc->kind;
   spec[GS_SPEC_SCAN_INCLUSIVE] = inclusive;
   spec[GS_SPEC_EARLY_WALK] = mode == MODE_LOOKBACK && s->early_walk;
+  /* the walker's read-ahead, in whole tiles (at least one); none in small scans' tiles, whose
+   * scans end sooner than NVIDIA's distance */
+  if (mode == MODE_LOOKBACK && s->early_walk && s->read_ahead_kib && rows == s->rows) {
+    const uint64_t tile_bytes = (uint64_t)gs_scan_holding_invocations(s) * rows * 16;
+    const uint64_t tiles = (uint64_t)s->read_ahead_kib * 1024 / tile_bytes;
+    spec[GS_SPEC_READ_AHEAD] = tiles == 0 ? 1 : tiles > 1u << 20 ? 1u << 20 : (uint32_t)tiles;
+  }
   return gs_kernel_create(s->dev, k, name, sizeof(gs_scan_push), spec, sizeof spec / sizeof spec[0]);
 }
 
@@ -101,9 +108,15 @@ int gs_scan_create(gs_device *dev, const gs_memops *memops, const gs_device_conf
    * 0.683 (63 registers against 64). lavapipe (two cores, `--reps 5`, two rounds): 2^20 9.64 and
    * 9.39 against 7.08 and 7.10, 2^22 38.4 and 37.8 against 28.8 and 28.7; llvmpipe runs a
    * workgroup's subgroups in turn between barriers on one thread, so there the walk holds up the
-   * loads. */
+   * loads. As it walks, the walker reads the input read_ahead_kib past its tile into cache
+   * (scan_tiles.comp's look_back_read_ahead), so that the memory stays busy while the tiles
+   * wait. NVIDIA's 8192 KiB (90 of its tiles), H200, same run, ms at 2^24 / 2^26 / 2^28: 0.055
+   * and 0.053 / 0.169 and 0.170 / 0.629 and 0.631 against the walk alone's 0.053 and 0.053 /
+   * 0.181 and 0.176 / 0.663 and 0.662 (CUB 0.061 / 0.183 / 0.689; copy 0.510 at 2^28); 2880
+   * KiB took 0.635 and 16384 0.639 at 2^28; with 13 rows 0.621 (8192 KiB) and 0.652 (none). */
   s->early_walk = device_config->scan_early_walk && config->algo == GS_SCAN_LOOKBACK && !config->reduce_only &&
                   s->workgroup_size > dev->subgroup_size;
+  s->read_ahead_kib = s->early_walk ? device_config->scan_read_ahead_kib : 0;
   const uint32_t data_invocations = gs_scan_holding_invocations(s);
   s->tile = data_invocations * s->rows * (in->bytes == 8 ? 2 : 4);
   s->split_descriptors = gs_scan_descriptors_split(dev, config->acc);

@@ -48,6 +48,7 @@ typedef struct {
   uint32_t workgroup_size, rows, tile; /* tile: input elements per workgroup (tile values above
                                         * level 0 take 16-byte vectors of the accumulator) */
   bool early_walk; /* look-back: subgroup 0 of each tile walks while the others load (tile: the rest's) */
+  uint32_t read_ahead_kib; /* early walk: how far past its tile the walker reads the input (0: none) */
   bool split_descriptors;
   gs_kernel lookback, reduce[2], downsweep[2]; /* [0] reads the input, [1] the tile values */
   /* Small look-back scans (gs_device_config's scan_small_rows): tiles of fewer rows, taken by

@@ -111,6 +111,7 @@ static void read_knobs(void) {
   knobs.scan_workgroup = number32("GPUSORT_SCAN_WORKGROUP");
   knobs.scan_rows = number32("GPUSORT_SCAN_ROWS");
   knobs.scan_early_walk = switch_knob("GPUSORT_SCAN_EARLY_WALK");
+  knobs.scan_read_ahead_kib = number_or_unset("GPUSORT_SCAN_READ_AHEAD_KIB");
   knobs.compact_subtiles = number32("GPUSORT_COMPACT_SUBTILES");
   knobs.compact_read_ahead_kib = number_or_unset("GPUSORT_COMPACT_READ_AHEAD_KIB");
   knobs.compact_early_walk = switch_knob("GPUSORT_COMPACT_EARLY_WALK");

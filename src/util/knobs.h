@@ -23,6 +23,7 @@ typedef struct {
   uint32_t scan_workgroup;       /* GPUSORT_SCAN_WORKGROUP */
   uint32_t scan_rows;            /* GPUSORT_SCAN_ROWS */
   uint32_t scan_early_walk;      /* GPUSORT_SCAN_EARLY_WALK=0|1, else GS_KNOB_UNSET */
+  uint32_t scan_read_ahead_kib;  /* GPUSORT_SCAN_READ_AHEAD_KIB (0: none); GS_KNOB_UNSET if unset */
   uint32_t compact_subtiles;     /* GPUSORT_COMPACT_SUBTILES */
   uint32_t compact_read_ahead_kib; /* GPUSORT_COMPACT_READ_AHEAD_KIB (0: none); GS_KNOB_UNSET if unset */
   uint32_t compact_early_walk;   /* GPUSORT_COMPACT_EARLY_WALK=0|1, else GS_KNOB_UNSET */
