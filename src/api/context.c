@@ -214,7 +214,7 @@ static void describe(const gs_device_info *d, bool is_default, gpusort_device_in
   out->compact_read_ahead_kib = config.compact_read_ahead_kib;
   out->compact_early_walk = config.compact_early_walk;
   out->scan_early_walk = config.scan_early_walk;
-  out->scan_read_ahead_kib = config.scan_early_walk ? config.scan_read_ahead_kib : 0;
+  out->scan_read_ahead_kib = config.scan_read_ahead_kib;
   _Static_assert(GS_SORT_SMALL_TILES == GPUSORT_SMALL_SORT_TILES, "small sorts' tiles: one bound");
   out->sort_small_tile_count = config.sort_small_tile_count;
   for (uint32_t i = 0; i < config.sort_small_tile_count; i++) {

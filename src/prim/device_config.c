@@ -374,7 +374,10 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->compact_read_ahead_kib = k->compact_read_ahead_kib != GS_KNOB_UNSET ? k->compact_read_ahead_kib : p->compact_read_ahead_kib;
   c->compact_early_walk = k->compact_early_walk != GS_KNOB_UNSET ? k->compact_early_walk != 0 : p->compact_early_walk;
   c->scan_early_walk = k->scan_early_walk != GS_KNOB_UNSET ? k->scan_early_walk != 0 : p->scan_early_walk;
-  c->scan_read_ahead_kib = k->scan_read_ahead_kib != GS_KNOB_UNSET ? k->scan_read_ahead_kib : p->scan_read_ahead_kib;
+  /* (the walker reads ahead: without the walk, none) */
+  c->scan_read_ahead_kib = !c->scan_early_walk                         ? 0
+                           : k->scan_read_ahead_kib != GS_KNOB_UNSET ? k->scan_read_ahead_kib
+                                                                     : p->scan_read_ahead_kib;
   c->lookback_spin = k->lookback_spin ? k->lookback_spin : p->spin;
   c->histogram_groups = k->histogram_groups ? k->histogram_groups : p->histogram_groups ? p->histogram_groups : 4096;
   c->submit_keys = k->submit_keys ? k->submit_keys : p->submit_keys;

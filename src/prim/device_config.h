@@ -65,7 +65,8 @@ typedef struct {
   bool scan_early_walk;             /* the look-back scan: subgroup 0 of a tile walks the look-back
                                      * while the others load the tile's elements (scan.c) */
   uint32_t scan_read_ahead_kib;     /* the look-back scan's early walk: how far past its own tile
-                                     * the walker reads the input into cache as it walks (0: none) */
+                                     * the walker reads the input into cache as it walks (0: none,
+                                     * and always without the walk) */
   uint32_t lookback_spin;           /* polls of an empty descriptor before recounting */
   uint32_t histogram_groups;        /* workgroups of the sort's histogram pass at most, each
                                      * taking tiles in turn (src/prim/radix_sort.c) */

@@ -70,7 +70,7 @@ static int make_kernel(gs_scan *s, gs_kernel *k, int mode, bool spine, bool spli
   spec[GS_SPEC_EARLY_WALK] = mode == MODE_LOOKBACK && s->early_walk;
   /* the walker's read-ahead, in whole tiles (at least one); none in small scans' tiles, whose
    * scans end sooner than NVIDIA's distance */
-  if (mode == MODE_LOOKBACK && s->early_walk && s->read_ahead_kib && rows == s->rows) {
+  if (mode == MODE_LOOKBACK && s->read_ahead_kib && rows == s->rows) {
     const uint64_t tile_bytes = (uint64_t)gs_scan_holding_invocations(s) * rows * 16;
     const uint64_t tiles = (uint64_t)s->read_ahead_kib * 1024 / tile_bytes;
     spec[GS_SPEC_READ_AHEAD] = tiles == 0 ? 1 : tiles > 1u << 20 ? 1u << 20 : (uint32_t)tiles;
