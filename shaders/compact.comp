@@ -57,7 +57,7 @@ layout(push_constant, std430) uniform Push { gs_compact_push pc; };
 layout(constant_id = GS_SPEC_TILE_ROWS) const uint ITEMS = 8; // keys per invocation, a multiple of VEC, at most 32
 layout(constant_id = GS_SPEC_COMPACT_MODE) const uint MODE = GS_COMPACT_SELECT;
 layout(constant_id = GS_SPEC_COMPACT_SUBTILES) const uint SUBTILES = 1; // select and partition only
-layout(constant_id = GS_SPEC_READ_AHEAD) const uint READ_AHEAD = 0; // select and partition only (see read_ahead)
+layout(constant_id = GS_SPEC_READ_AHEAD) const uint READ_AHEAD = 0; // tiles (read_ahead; walk_read_ahead)
 layout(constant_id = GS_SPEC_EARLY_WALK) const uint EARLY_WALK = 0; // unique, rle, reduce-by-key (unique_tile_early_walk, runs_tile_early_walk)
 const bool STAGED_STORES = GS_COMPACT_STAGES(MODE); // select and partition (see staged_tile)
 // subgroups that hold keys: all, or all but the one that walks (EARLY_WALK)
@@ -65,6 +65,7 @@ const uint DATA_SUBGROUPS = EARLY_WALK != 0u ? NUM_SUBGROUPS - 1u : NUM_SUBGROUP
 const uint SUBTILE = DATA_SUBGROUPS * SUBGROUP_SIZE * ITEMS;
 const uint TILE = STAGED_STORES ? SUBTILE * SUBTILES : SUBTILE;
 const uint VEC = 128u / KEY_BITS;            // keys of one 16-byte load
+const uint KEY_WORDS = KEY_BITS / 32u;
 const uint ROWS = ITEMS / VEC;
 const uint SEGMENT = SUBGROUP_SIZE * ITEMS;  // the keys of one subgroup
 const uint VEC_MASK = (1u << VEC) - 1u;
@@ -355,6 +356,52 @@ uint count_before(uint tile, uint tile_count) {
   return s_walk_prefix;
 }
 
+// Consumes words read ahead (folded into one) where they can no longer delay anything: a store
+// no run makes (n = 1 is a single tile, which reads nothing ahead and never walks).
+void keep_read_ahead(uint folded) {
+  if (READ_AHEAD != 0u && pc.n == 1u && folded == 1u) WordArray(pc.control).words[2] = folded;
+}
+
+// The early walker's read-ahead (unique, rle, reduce-by-key; as the scan's walker, in
+// scan_tiles.comp): each step of its walk first reads one word of each of the next
+// WALK_READ_AHEAD_LOADS x SUBGROUP_SIZE 32-byte sectors of the input of the tile READ_AHEAD
+// tickets on (its keys, then reduce-by-key's values), and consumes them once the step's
+// descriptors are in. So the walk's waits keep the memory busy with input that a later tile
+// finds in cache, in registers of a subgroup that holds no keys (src/prim/compact.c: no preset
+// takes it yet).
+const uint WALK_READ_AHEAD_LOADS = 16u; // a lane's loads a step
+const uint KEY_SECTORS = (TILE * KEY_WORDS + 7u) / 8u;
+#if defined(REDUCE_BY_KEY) && !defined(COUNT_RUNS)
+const uint VALUE_WORDS = IN_BITS / 32u;
+const uint VALUE_SECTORS = (TILE * VALUE_WORDS + 7u) / 8u;
+#else
+const uint VALUE_SECTORS = 0u;
+#endif
+uint walk_read_ahead(uint tile, uint step) {
+  uint words[WALK_READ_AHEAD_LOADS];
+  [[unroll]] for (uint i = 0u; i < WALK_READ_AHEAD_LOADS; i++) words[i] = 0u;
+  const uint first_sector = step * WALK_READ_AHEAD_LOADS * SUBGROUP_SIZE;
+  if (READ_AHEAD != 0u && EARLY_WALK != 0u && tile + READ_AHEAD < pc.tiles && first_sector < KEY_SECTORS + VALUE_SECTORS) {
+    const uint tile_first = (tile + READ_AHEAD) * TILE; // (n < 2^30: compact.c's MAX_ELEMENTS)
+    [[unroll]] for (uint i = 0u; i < WALK_READ_AHEAD_LOADS; i++) {
+      const uint sector = first_sector + i * SUBGROUP_SIZE + gl_SubgroupInvocationID;
+      if (sector < KEY_SECTORS) {
+        const uint w = tile_first * KEY_WORDS + sector * 8u;
+        if (w < pc.n * KEY_WORDS) words[i] = WordArray(pc.keys_in).words[w];
+      }
+#if defined(REDUCE_BY_KEY) && !defined(COUNT_RUNS)
+      else if (sector < KEY_SECTORS + VALUE_SECTORS) {
+        const uint w = tile_first * VALUE_WORDS + (sector - KEY_SECTORS) * 8u;
+        if (w < pc.n * VALUE_WORDS) words[i] = WordArray(pc.values_in).words[w];
+      }
+#endif
+    }
+  }
+  uint folded = 0u;
+  [[unroll]] for (uint i = 0u; i < WALK_READ_AHEAD_LOADS; i++) folded ^= words[i];
+  return folded;
+}
+
 // The number kept in all tiles before `tile` (> 0), by one subgroup, in its own control flow:
 // lane l polls tile next - l, and one ballot finds the nearest empty descriptor and the
 // nearest inclusive one. A predecessor that stays empty for LOOKBACK_SPIN_LIMIT steps is
@@ -363,17 +410,20 @@ uint count_before_by_subgroup(uint tile) {
   const uint lane = gl_SubgroupInvocationID;
   const uint window = SUBGROUP_SIZE < 32u ? SUBGROUP_SIZE : 32u;
   uint prefix = 0u, next = tile - 1u, spins = 0u;
+  uint ahead_step = 0u, ahead_folded = 0u;
   for (;;) {
+    const uint ahead = walk_read_ahead(tile, ahead_step++);
     uint word = LOOKBACK_EMPTY;
     if (lane < window) word = lane <= next ? lookback_poll(next - lane) : LOOKBACK_INCLUSIVE; // (past tile 0: 0)
     const uint status = word & LOOKBACK_STATUS;
     const uint inclusive_lanes = subgroupBallot(lane < window && status == LOOKBACK_INCLUSIVE).x;
     const uint empty_lanes = subgroupBallot(lane < window && status == LOOKBACK_EMPTY).x;
+    ahead_folded ^= ahead;
     const uint first_inclusive = inclusive_lanes != 0u ? findLSB(inclusive_lanes) : window;
     const uint first_empty = empty_lanes != 0u ? findLSB(empty_lanes) : window;
     const uint take = first_inclusive < first_empty ? first_inclusive + 1u : first_empty;
     prefix += subgroupAdd(lane < take ? word & LOOKBACK_COUNT : 0u);
-    if (first_inclusive < first_empty) return prefix;
+    if (first_inclusive < first_empty) break;
     if (take > 0u) {
       next -= take;
       spins = 0u;
@@ -381,11 +431,12 @@ uint count_before_by_subgroup(uint tile) {
       const uint count = subgroupAdd(kept_in_tile(next, lane, SUBGROUP_SIZE));
       if (lane == 0u) lookback_post_if_empty(next, (next == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | count);
       prefix += count;
-      if (next == 0u) return prefix;
+      if (next == 0u) break;
       next -= 1u;
       spins = 0u;
     }
   }
+  keep_read_ahead(ahead_folded);
   return prefix;
 }
 
@@ -501,7 +552,6 @@ key_t shuffle_key(key_t k, uint lane) {
 // flight). Unique keeps its direct stores: staged, it took 1.06 ms against 0.96. Loading the
 // next sub-tile's keys before flagging this one's (twice the loads in flight) took 90 registers
 // against 70 and was slower: select 1.28 ms against 0.99, partition 1.57 against 1.25 (H200).
-const uint KEY_WORDS = KEY_BITS / 32u;
 shared uint s_staged[STAGED_STORES ? TILE * KEY_WORDS : 1u]; // word w of record s at w * TILE + s
 
 // Stages this lane's records of one sub-tile: its keys (as_keys), or their positions in the
@@ -549,12 +599,11 @@ void read_ahead(uint tile, out uint words[READ_AHEAD_LOADS]) {
   }
 }
 
-// Consumes the words read ahead where they can no longer delay anything (a store no run makes:
-// n = 1 is a single tile, which reads nothing ahead).
+// Consumes the words read ahead where they can no longer delay anything.
 void read_ahead_done(uint words[READ_AHEAD_LOADS]) {
   uint folded = 0u;
   [[unroll]] for (uint i = 0u; i < READ_AHEAD_LOADS; i++) folded ^= words[i];
-  if (READ_AHEAD != 0u && pc.n == 1u && folded == 1u) WordArray(pc.control).words[2] = folded;
+  keep_read_ahead(folded);
 }
 
 // Writes the staged records: the tile's tile_kept kept ones after the count_before_tile kept

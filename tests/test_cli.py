@@ -1011,6 +1011,15 @@ class DevicesAndBench(CliTest):
         self.assertIn("unique, rle and reduce-by-key: one subgroup of each tile walks the look-back while the others "
                       "load the tile's keys",
                       p.stdout.decode())
+        self.assertNotIn("unique, rle and reduce-by-key: the walking subgroup reads", p.stdout.decode())
+        # ... and its walker's read-ahead, only with the walk
+        walk_ahead = "unique, rle and reduce-by-key: the walking subgroup reads the input 48 KiB past its tile into cache"
+        p = run(["devices", "-v"], env={"GPUSORT_COMPACT_EARLY_WALK": "1", "GPUSORT_COMPACT_WALK_READ_AHEAD_KIB": "48"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(walk_ahead, p.stdout.decode())
+        p = run(["devices", "-v"], env={"GPUSORT_COMPACT_EARLY_WALK": "0", "GPUSORT_COMPACT_WALK_READ_AHEAD_KIB": "48"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("the walking subgroup reads the input 48 KiB", p.stdout.decode())
         # the look-back scan's early walk and its read-ahead, from their knobs (lavapipe's preset has none)
         self.assertNotIn("look-back scan: one subgroup", p.stdout.decode())
         p = run(["devices", "-v"], env={"GPUSORT_SCAN_EARLY_WALK": "1"})

@@ -31,6 +31,9 @@ static void print_configuration(const gpusort_device_info *d) {
   if (d->compact_early_walk)
     printf("        unique, rle and reduce-by-key: one subgroup of each tile walks the look-back while the others "
            "load the tile's keys\n");
+  if (d->compact_walk_read_ahead_kib)
+    printf("        unique, rle and reduce-by-key: the walking subgroup reads the input %u KiB past its tile into "
+           "cache as it walks\n", d->compact_walk_read_ahead_kib);
   if (d->scan_early_walk)
     printf("        look-back scan: one subgroup of each tile walks the look-back while the others load the "
            "tile's elements\n");

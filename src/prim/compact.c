@@ -203,10 +203,19 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    * 0.667 to 0.734 ms, rle 0.937 to 0.951 (at most 1% faster) and reduce-by-key, whose
    * read-ahead of keys and values took 56 registers against 40, 1.333 to 1.610; nor the scan
    * (0.908 against 0.683, at 86 registers against 64: one workgroup an SM instead of two) or
-   * the sort's passes (u32 keys 7.00 ms against 5.62 at 256 tiles ahead). */
-  if (GS_COMPACT_STAGES(config->mode) && device_config->compact_read_ahead_kib) {
+   * the sort's passes (u32 keys 7.00 ms against 5.62 at 256 tiles ahead). With their early
+   * walk, unique's, rle's and reduce-by-key's walking subgroup can read ahead instead, as it
+   * walks (compact.comp's walk_read_ahead: one word of each 32-byte sector of the keys, and
+   * reduce-by-key's values, of the tile compact_walk_read_ahead_kib of keys further on), as the
+   * look-back scan's walker does since 0.7.37 (5% off its time at 2^28 on an H200); it holds no
+   * keys, so its loads take registers the others need anyway. No preset takes it: it has been
+   * checked on lavapipe only, and waits for a GPU's timings. */
+  const uint32_t read_ahead_kib = GS_COMPACT_STAGES(config->mode) ? device_config->compact_read_ahead_kib
+                                  : c->early_walk                 ? device_config->compact_walk_read_ahead_kib
+                                                                  : 0;
+  if (read_ahead_kib) {
     const uint64_t tile_bytes = (uint64_t)c->tile * key_bytes;
-    const uint64_t tiles = (uint64_t)device_config->compact_read_ahead_kib * 1024 / tile_bytes;
+    const uint64_t tiles = (uint64_t)read_ahead_kib * 1024 / tile_bytes;
     c->read_ahead = tiles == 0 ? 1 : tiles > 1u << 20 ? 1u << 20 : (uint32_t)tiles;
   }
   c->split_descriptors = reduces(config) && gs_scan_descriptors_split(dev, config->acc);
