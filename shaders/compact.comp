@@ -377,8 +377,7 @@ const uint VALUE_SECTORS = (TILE * VALUE_WORDS + 7u) / 8u;
 #else
 const uint VALUE_SECTORS = 0u;
 #endif
-uint walk_read_ahead(uint tile, uint step) {
-  uint words[WALK_READ_AHEAD_LOADS];
+void walk_read_ahead(uint tile, uint step, out uint words[WALK_READ_AHEAD_LOADS]) {
   [[unroll]] for (uint i = 0u; i < WALK_READ_AHEAD_LOADS; i++) words[i] = 0u;
   const uint first_sector = step * WALK_READ_AHEAD_LOADS * SUBGROUP_SIZE;
   if (READ_AHEAD != 0u && EARLY_WALK != 0u && tile + READ_AHEAD < pc.tiles && first_sector < KEY_SECTORS + VALUE_SECTORS) {
@@ -397,9 +396,6 @@ uint walk_read_ahead(uint tile, uint step) {
 #endif
     }
   }
-  uint folded = 0u;
-  [[unroll]] for (uint i = 0u; i < WALK_READ_AHEAD_LOADS; i++) folded ^= words[i];
-  return folded;
 }
 
 // The number kept in all tiles before `tile` (> 0), by one subgroup, in its own control flow:
@@ -412,13 +408,14 @@ uint count_before_by_subgroup(uint tile) {
   uint prefix = 0u, next = tile - 1u, spins = 0u;
   uint ahead_step = 0u, ahead_folded = 0u;
   for (;;) {
-    const uint ahead = walk_read_ahead(tile, ahead_step++);
+    uint ahead[WALK_READ_AHEAD_LOADS]; // (issued before the polls, consumed after their ballots)
+    walk_read_ahead(tile, ahead_step++, ahead);
     uint word = LOOKBACK_EMPTY;
     if (lane < window) word = lane <= next ? lookback_poll(next - lane) : LOOKBACK_INCLUSIVE; // (past tile 0: 0)
     const uint status = word & LOOKBACK_STATUS;
     const uint inclusive_lanes = subgroupBallot(lane < window && status == LOOKBACK_INCLUSIVE).x;
     const uint empty_lanes = subgroupBallot(lane < window && status == LOOKBACK_EMPTY).x;
-    ahead_folded ^= ahead;
+    [[unroll]] for (uint i = 0u; i < WALK_READ_AHEAD_LOADS; i++) ahead_folded ^= ahead[i];
     const uint first_inclusive = inclusive_lanes != 0u ? findLSB(inclusive_lanes) : window;
     const uint first_empty = empty_lanes != 0u ? findLSB(empty_lanes) : window;
     const uint take = first_inclusive < first_empty ? first_inclusive + 1u : first_empty;
