@@ -359,6 +359,10 @@ typedef struct gpusort_device_info {
    * tile of unique, rle or reduce-by-key reads the input about this many KiB past its tile into
    * cache (0: none, and always 0 without compact_early_walk). */
   uint32_t compact_walk_read_ahead_kib;
+  /* Select's and partition's early walk (since 0.7.38): 1 where subgroup 0 of each of their
+   * tiles holds no keys and walks the look-back while the others flag and stage the tile's
+   * sub-tiles (0: the whole tile stages its keys, then walks). */
+  uint32_t compact_staged_early_walk;
   uint32_t reserved_end;                  /* zero (the next field's place) */
 } gpusort_device_info;
 

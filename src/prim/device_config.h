@@ -65,6 +65,8 @@ typedef struct {
   uint32_t compact_walk_read_ahead_kib; /* their early walk: how far past its own tile the walker
                                          * reads the input into cache as it walks (0: none, and
                                          * always without the walk) */
+  bool compact_staged_early_walk;   /* select and partition: subgroup 0 of a tile walks the
+                                     * look-back while the others stage its sub-tiles (compact.c) */
   bool scan_early_walk;             /* the look-back scan: subgroup 0 of a tile walks the look-back
                                      * while the others load the tile's elements (scan.c) */
   uint32_t scan_read_ahead_kib;     /* the look-back scan's early walk: how far past its own tile
