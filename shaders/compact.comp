@@ -365,8 +365,7 @@ void keep_read_ahead(uint folded) {
 }
 
 // The early walker's read-ahead (unique, rle, reduce-by-key, whose tiles read none of their own;
-// as the scan's walker, in
-// scan_tiles.comp): each step of its walk first reads one word of each of the next
+// as the scan's walker in scan_tiles.comp): each step of its walk first reads one word of each of the next
 // WALK_READ_AHEAD_LOADS x SUBGROUP_SIZE 32-byte sectors of the input of the tile READ_AHEAD
 // tickets on (its keys, then reduce-by-key's values), and consumes them once the step's
 // descriptors are in. So the walk's waits keep the memory busy with input that a later tile
@@ -408,12 +407,13 @@ void walk_read_ahead(uint tile, uint step, out uint words[WALK_READ_AHEAD_LOADS]
 // counted by the subgroup. Step by step (subgroup_walk_step), so that select's and partition's
 // walker can take a step at a time between their tile's barriers (staged_tile_early_walk).
 struct subgroup_walk {
-  uint next, prefix, spins;       // the tile to poll first, the count so far, fruitless steps
+  uint next;                      // the tile to poll first; LOOKBACK_DONE once prefix is whole
+  uint prefix, spins;             // the count so far, fruitless steps
   uint ahead_step, ahead_folded;  // the read-ahead's (walk_read_ahead)
-  bool done;                      // whether prefix is the whole count before the tile
 };
 
-subgroup_walk subgroup_walk_start(uint tile) { return subgroup_walk(tile - 1u, 0u, 0u, 0u, 0u, tile == 0u); }
+// (tile 0: nothing before it, so next = 0 - 1 = LOOKBACK_DONE)
+subgroup_walk subgroup_walk_start(uint tile) { return subgroup_walk(tile - 1u, 0u, 0u, 0u, 0u); }
 
 void subgroup_walk_step(uint tile, inout subgroup_walk w) {
   const uint lane = gl_SubgroupInvocationID;
@@ -431,7 +431,7 @@ void subgroup_walk_step(uint tile, inout subgroup_walk w) {
   const uint take = first_inclusive < first_empty ? first_inclusive + 1u : first_empty;
   w.prefix += subgroupAdd(lane < take ? word & LOOKBACK_COUNT : 0u);
   if (first_inclusive < first_empty) {
-    w.done = true;
+    w.next = LOOKBACK_DONE;
   } else if (take > 0u) {
     w.next -= take;
     w.spins = 0u;
@@ -439,15 +439,14 @@ void subgroup_walk_step(uint tile, inout subgroup_walk w) {
     const uint count = subgroupAdd(kept_in_tile(w.next, lane, SUBGROUP_SIZE));
     if (lane == 0u) lookback_post_if_empty(w.next, (w.next == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | count);
     w.prefix += count;
-    w.done = w.next == 0u;
-    w.next -= 1u;
+    w.next -= 1u; // (past tile 0: LOOKBACK_DONE)
     w.spins = 0u;
   }
 }
 
 uint count_before_by_subgroup(uint tile) {
   subgroup_walk w = subgroup_walk_start(tile);
-  while (!w.done) subgroup_walk_step(tile, w);
+  while (w.next != LOOKBACK_DONE) subgroup_walk_step(tile, w);
   keep_read_ahead(w.ahead_folded);
   return w.prefix;
 }
@@ -1312,7 +1311,7 @@ void staged_tile_early_walk(uint tile) {
     key_t keys[ITEMS];
     uint flags = 0u, kept_before_row[ROWS], segment_kept = 0u;
     if (walker) {
-      if (!walk.done) subgroup_walk_step(tile, walk);
+      if (walk.next != LOOKBACK_DONE) subgroup_walk_step(tile, walk);
     } else {
       segment_kept = flag_segment(segment_first, keys, flags, kept_before_row);
     }
@@ -1324,7 +1323,7 @@ void staged_tile_early_walk(uint tile) {
                                          (tile_kept + kept_before_segment + segment_kept));
     }
     if (walker) {
-      if (!walk.done) subgroup_walk_step(tile, walk);
+      if (walk.next != LOOKBACK_DONE) subgroup_walk_step(tile, walk);
     } else {
       stage_records(as_keys, keys, flags, segment_first, tile, tile_kept + kept_before_segment, kept_before_row);
     }
@@ -1336,7 +1335,7 @@ void staged_tile_early_walk(uint tile) {
   uint ahead[READ_AHEAD_LOADS];
   read_ahead(tile, ahead);
   if (walker) {
-    while (!walk.done) subgroup_walk_step(tile, walk);
+    while (walk.next != LOOKBACK_DONE) subgroup_walk_step(tile, walk);
     if (gl_SubgroupInvocationID == 0u) {
       s_count_before = walk.prefix;
       if (tile != 0u) lookback_post(tile, LOOKBACK_INCLUSIVE | (walk.prefix + tile_kept));

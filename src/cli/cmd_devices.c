@@ -40,7 +40,8 @@ static void print_configuration(const gpusort_device_info *d) {
            "look-back\n", d->compact_read_ahead_kib);
   if (d->compact_early_walk) print_early_walk("unique, rle and reduce-by-key", "load the tile's keys");
   if (d->compact_staged_early_walk) print_early_walk("select and partition", "stage the tile's keys");
-  if (d->compact_walk_read_ahead_kib) print_walk_read_ahead("unique, rle and reduce-by-key", d->compact_walk_read_ahead_kib);
+  if (d->compact_walk_read_ahead_kib)
+    print_walk_read_ahead("unique, rle and reduce-by-key", d->compact_walk_read_ahead_kib);
   if (d->scan_early_walk) print_early_walk("look-back scan", "load the tile's elements");
   if (d->scan_read_ahead_kib) print_walk_read_ahead("look-back scan", d->scan_read_ahead_kib);
   if (d->scan_small_rows)

@@ -194,7 +194,8 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    * keeps its keys); no preset takes it: it has been checked on lavapipe only, and waits for a
    * GPU's timings (GPUSORT_COMPACT_STAGED_EARLY_WALK). */
   c->early_walk = walks && c->workgroup_size > dev->subgroup_size &&
-                  (GS_COMPACT_STAGES(config->mode) || (uint64_t)(c->workgroup_size - dev->subgroup_size) * c->items < 0x10000);
+                  (GS_COMPACT_STAGES(config->mode) || /* (unique's and the runs' 16-bit tile counts) */
+                   (uint64_t)(c->workgroup_size - dev->subgroup_size) * c->items < 0x10000);
   c->tile = (c->workgroup_size - (c->early_walk ? dev->subgroup_size : 0)) * c->items * c->subtiles;
   /* Select's and partition's read-ahead, in whole tiles (at least one where any was asked). On
    * an H200 (2^24 / 2^26 / 2^28 u32 keys, `bench --compact`, two rounds, same run), NVIDIA's
