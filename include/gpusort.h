@@ -36,9 +36,9 @@ extern "C" {
 
 #define GPUSORT_VERSION_MAJOR 0
 #define GPUSORT_VERSION_MINOR 7
-#define GPUSORT_VERSION_PATCH 38
+#define GPUSORT_VERSION_PATCH 37
 #define GPUSORT_VERSION_NUMBER (GPUSORT_VERSION_MAJOR * 10000 + GPUSORT_VERSION_MINOR * 100 + GPUSORT_VERSION_PATCH)
-#define GPUSORT_VERSION_STRING "0.7.38"
+#define GPUSORT_VERSION_STRING "0.7.37"
 
 /* Initializer of a struct whose fields all default to zero but struct_size (in C++, a value
  * built by a function, so that -Wmissing-field-initializers has nothing to say). */
@@ -355,14 +355,6 @@ typedef struct gpusort_device_info {
   /* The early walk's read-ahead (since 0.7.37): as it walks, the walker reads the input about
    * this many KiB past its tile into cache (0: none). */
   uint32_t scan_read_ahead_kib;
-  /* The look-back family's early walk's read-ahead (since 0.7.38): as it walks, the walker of a
-   * tile of unique, rle or reduce-by-key reads the input about this many KiB past its tile into
-   * cache (0: none, and always 0 without compact_early_walk). */
-  uint32_t compact_walk_read_ahead_kib;
-  /* Select's and partition's early walk (since 0.7.38): 1 where subgroup 0 of each of their
-   * tiles holds no keys and walks the look-back while the others flag and stage the tile's
-   * sub-tiles (0: the whole tile stages its keys, then walks). */
-  uint32_t compact_staged_early_walk;
   uint32_t reserved_end;                  /* zero (the next field's place) */
 } gpusort_device_info;
 

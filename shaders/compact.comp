@@ -29,9 +29,7 @@
 //      its keys kept in registers.
 // With an early walk (EARLY_WALK: NVIDIA's preset), unique, rle and reduce-by-key take step 2
 // (rle and reduce-by-key step 3 as well) in a subgroup that holds no keys, from the tile's
-// start, while the others go through step 1 (unique_tile_early_walk, runs_tile_early_walk);
-// select and partition can too, their walker stepping between the barriers of step 1's
-// sub-tiles (staged_tile_early_walk; no preset takes it yet).
+// start, while the others go through step 1 (unique_tile_early_walk, runs_tile_early_walk).
 #if KEY_BITS == 64 || (defined(REDUCE_BY_KEY) && (IN_BITS == 64 || ACC_REP == 2 || ACC_REP == 4 || !defined(SPLIT_DESCRIPTORS)))
 #define NEEDS_INT64
 #endif
@@ -59,15 +57,14 @@ layout(push_constant, std430) uniform Push { gs_compact_push pc; };
 layout(constant_id = GS_SPEC_TILE_ROWS) const uint ITEMS = 8; // keys per invocation, a multiple of VEC, at most 32
 layout(constant_id = GS_SPEC_COMPACT_MODE) const uint MODE = GS_COMPACT_SELECT;
 layout(constant_id = GS_SPEC_COMPACT_SUBTILES) const uint SUBTILES = 1; // select and partition only
-layout(constant_id = GS_SPEC_READ_AHEAD) const uint READ_AHEAD = 0; // tiles (read_ahead; walk_read_ahead)
-layout(constant_id = GS_SPEC_EARLY_WALK) const uint EARLY_WALK = 0; // subgroup 0 walks (unique_tile_early_walk, runs_tile_early_walk, staged_tile_early_walk)
+layout(constant_id = GS_SPEC_READ_AHEAD) const uint READ_AHEAD = 0; // select and partition only (see read_ahead)
+layout(constant_id = GS_SPEC_EARLY_WALK) const uint EARLY_WALK = 0; // unique, rle, reduce-by-key (unique_tile_early_walk, runs_tile_early_walk)
 const bool STAGED_STORES = GS_COMPACT_STAGES(MODE); // select and partition (see staged_tile)
 // subgroups that hold keys: all, or all but the one that walks (EARLY_WALK)
 const uint DATA_SUBGROUPS = EARLY_WALK != 0u ? NUM_SUBGROUPS - 1u : NUM_SUBGROUPS;
 const uint SUBTILE = DATA_SUBGROUPS * SUBGROUP_SIZE * ITEMS;
 const uint TILE = STAGED_STORES ? SUBTILE * SUBTILES : SUBTILE;
 const uint VEC = 128u / KEY_BITS;            // keys of one 16-byte load
-const uint KEY_WORDS = KEY_BITS / 32u;
 const uint ROWS = ITEMS / VEC;
 const uint SEGMENT = SUBGROUP_SIZE * ITEMS;  // the keys of one subgroup
 const uint VEC_MASK = (1u << VEC) - 1u;
@@ -358,97 +355,38 @@ uint count_before(uint tile, uint tile_count) {
   return s_walk_prefix;
 }
 
-// Consumes words read ahead (folded into one) where they can no longer delay anything: a store
-// no run makes (n = 1 is a single tile, which reads nothing ahead and never walks).
-void keep_read_ahead(uint folded) {
-  if (READ_AHEAD != 0u && pc.n == 1u && folded == 1u) WordArray(pc.control).words[2] = folded;
-}
-
-// The early walker's read-ahead (unique, rle, reduce-by-key, whose tiles read none of their own;
-// as the scan's walker in scan_tiles.comp): each step of its walk first reads one word of each of the next
-// WALK_READ_AHEAD_LOADS x SUBGROUP_SIZE 32-byte sectors of the input of the tile READ_AHEAD
-// tickets on (its keys, then reduce-by-key's values), and consumes them once the step's
-// descriptors are in. So the walk's waits keep the memory busy with input that a later tile
-// finds in cache, in registers of a subgroup that holds no keys (src/prim/compact.c: no preset
-// takes it yet).
-const uint WALK_READ_AHEAD_LOADS = 16u; // a lane's loads a step
-const uint KEY_SECTORS = (TILE * KEY_WORDS + 7u) / 8u;
-#if defined(REDUCE_BY_KEY) && !defined(COUNT_RUNS)
-const uint VALUE_WORDS = IN_BITS / 32u;
-const uint VALUE_SECTORS = (TILE * VALUE_WORDS + 7u) / 8u;
-#else
-const uint VALUE_SECTORS = 0u;
-#endif
-void walk_read_ahead(uint tile, uint step, out uint words[WALK_READ_AHEAD_LOADS]) {
-  [[unroll]] for (uint i = 0u; i < WALK_READ_AHEAD_LOADS; i++) words[i] = 0u;
-  const uint first_sector = step * WALK_READ_AHEAD_LOADS * SUBGROUP_SIZE;
-  if (READ_AHEAD != 0u && EARLY_WALK != 0u && !STAGED_STORES && tile + READ_AHEAD < pc.tiles &&
-      first_sector < KEY_SECTORS + VALUE_SECTORS) {
-    const uint tile_first = (tile + READ_AHEAD) * TILE; // (n < 2^30: compact.c's MAX_ELEMENTS)
-    [[unroll]] for (uint i = 0u; i < WALK_READ_AHEAD_LOADS; i++) {
-      const uint sector = first_sector + i * SUBGROUP_SIZE + gl_SubgroupInvocationID;
-      if (sector < KEY_SECTORS) {
-        const uint w = tile_first * KEY_WORDS + sector * 8u;
-        if (w < pc.n * KEY_WORDS) words[i] = WordArray(pc.keys_in).words[w];
-      }
-#if defined(REDUCE_BY_KEY) && !defined(COUNT_RUNS)
-      else if (sector < KEY_SECTORS + VALUE_SECTORS) {
-        const uint w = tile_first * VALUE_WORDS + (sector - KEY_SECTORS) * 8u;
-        if (w < pc.n * VALUE_WORDS) words[i] = WordArray(pc.values_in).words[w];
-      }
-#endif
-    }
-  }
-}
-
 // The number kept in all tiles before `tile` (> 0), by one subgroup, in its own control flow:
 // lane l polls tile next - l, and one ballot finds the nearest empty descriptor and the
 // nearest inclusive one. A predecessor that stays empty for LOOKBACK_SPIN_LIMIT steps is
-// counted by the subgroup. Step by step (subgroup_walk_step), so that select's and partition's
-// walker can take a step at a time between their tile's barriers (staged_tile_early_walk).
-struct subgroup_walk {
-  uint next;                      // the tile to poll first; LOOKBACK_DONE once prefix is whole
-  uint prefix, spins;             // the count so far, fruitless steps
-  uint ahead_step, ahead_folded;  // the read-ahead's (walk_read_ahead)
-};
-
-// (tile 0: nothing before it, so next = 0 - 1 = LOOKBACK_DONE)
-subgroup_walk subgroup_walk_start(uint tile) { return subgroup_walk(tile - 1u, 0u, 0u, 0u, 0u); }
-
-void subgroup_walk_step(uint tile, inout subgroup_walk w) {
+// counted by the subgroup.
+uint count_before_by_subgroup(uint tile) {
   const uint lane = gl_SubgroupInvocationID;
   const uint window = SUBGROUP_SIZE < 32u ? SUBGROUP_SIZE : 32u;
-  uint ahead[WALK_READ_AHEAD_LOADS]; // (issued before the polls, consumed after their ballots)
-  walk_read_ahead(tile, w.ahead_step++, ahead);
-  uint word = LOOKBACK_EMPTY;
-  if (lane < window) word = lane <= w.next ? lookback_poll(w.next - lane) : LOOKBACK_INCLUSIVE; // (past tile 0: 0)
-  const uint status = word & LOOKBACK_STATUS;
-  const uint inclusive_lanes = subgroupBallot(lane < window && status == LOOKBACK_INCLUSIVE).x;
-  const uint empty_lanes = subgroupBallot(lane < window && status == LOOKBACK_EMPTY).x;
-  [[unroll]] for (uint i = 0u; i < WALK_READ_AHEAD_LOADS; i++) w.ahead_folded ^= ahead[i];
-  const uint first_inclusive = inclusive_lanes != 0u ? findLSB(inclusive_lanes) : window;
-  const uint first_empty = empty_lanes != 0u ? findLSB(empty_lanes) : window;
-  const uint take = first_inclusive < first_empty ? first_inclusive + 1u : first_empty;
-  w.prefix += subgroupAdd(lane < take ? word & LOOKBACK_COUNT : 0u);
-  if (first_inclusive < first_empty) {
-    w.next = LOOKBACK_DONE;
-  } else if (take > 0u) {
-    w.next -= take;
-    w.spins = 0u;
-  } else if (++w.spins >= LOOKBACK_SPIN_LIMIT) { // tile `next` kept us waiting: count it
-    const uint count = subgroupAdd(kept_in_tile(w.next, lane, SUBGROUP_SIZE));
-    if (lane == 0u) lookback_post_if_empty(w.next, (w.next == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | count);
-    w.prefix += count;
-    w.next -= 1u; // (past tile 0: LOOKBACK_DONE)
-    w.spins = 0u;
+  uint prefix = 0u, next = tile - 1u, spins = 0u;
+  for (;;) {
+    uint word = LOOKBACK_EMPTY;
+    if (lane < window) word = lane <= next ? lookback_poll(next - lane) : LOOKBACK_INCLUSIVE; // (past tile 0: 0)
+    const uint status = word & LOOKBACK_STATUS;
+    const uint inclusive_lanes = subgroupBallot(lane < window && status == LOOKBACK_INCLUSIVE).x;
+    const uint empty_lanes = subgroupBallot(lane < window && status == LOOKBACK_EMPTY).x;
+    const uint first_inclusive = inclusive_lanes != 0u ? findLSB(inclusive_lanes) : window;
+    const uint first_empty = empty_lanes != 0u ? findLSB(empty_lanes) : window;
+    const uint take = first_inclusive < first_empty ? first_inclusive + 1u : first_empty;
+    prefix += subgroupAdd(lane < take ? word & LOOKBACK_COUNT : 0u);
+    if (first_inclusive < first_empty) return prefix;
+    if (take > 0u) {
+      next -= take;
+      spins = 0u;
+    } else if (++spins >= LOOKBACK_SPIN_LIMIT) { // tile `next` kept us waiting: count it
+      const uint count = subgroupAdd(kept_in_tile(next, lane, SUBGROUP_SIZE));
+      if (lane == 0u) lookback_post_if_empty(next, (next == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | count);
+      prefix += count;
+      if (next == 0u) return prefix;
+      next -= 1u;
+      spins = 0u;
+    }
   }
-}
-
-uint count_before_by_subgroup(uint tile) {
-  subgroup_walk w = subgroup_walk_start(tile);
-  while (w.next != LOOKBACK_DONE) subgroup_walk_step(tile, w);
-  keep_read_ahead(w.ahead_folded);
-  return w.prefix;
+  return prefix;
 }
 
 // The early walk's meeting point: the data subgroups' counts in the low 16 bits (a tile keeps
@@ -563,6 +501,7 @@ key_t shuffle_key(key_t k, uint lane) {
 // flight). Unique keeps its direct stores: staged, it took 1.06 ms against 0.96. Loading the
 // next sub-tile's keys before flagging this one's (twice the loads in flight) took 90 registers
 // against 70 and was slower: select 1.28 ms against 0.99, partition 1.57 against 1.25 (H200).
+const uint KEY_WORDS = KEY_BITS / 32u;
 shared uint s_staged[STAGED_STORES ? TILE * KEY_WORDS : 1u]; // word w of record s at w * TILE + s
 
 // Stages this lane's records of one sub-tile: its keys (as_keys), or their positions in the
@@ -610,11 +549,12 @@ void read_ahead(uint tile, out uint words[READ_AHEAD_LOADS]) {
   }
 }
 
-// Consumes the words read ahead where they can no longer delay anything.
+// Consumes the words read ahead where they can no longer delay anything (a store no run makes:
+// n = 1 is a single tile, which reads nothing ahead).
 void read_ahead_done(uint words[READ_AHEAD_LOADS]) {
   uint folded = 0u;
   [[unroll]] for (uint i = 0u; i < READ_AHEAD_LOADS; i++) folded ^= words[i];
-  keep_read_ahead(folded);
+  if (READ_AHEAD != 0u && pc.n == 1u && folded == 1u) WordArray(pc.control).words[2] = folded;
 }
 
 // Writes the staged records: the tile's tile_kept kept ones after the count_before_tile kept
@@ -1294,59 +1234,6 @@ void staged_tile(uint tile) {
   store_staged(as_keys, tile, count_before_tile, tile_kept);
   read_ahead_done(ahead);
 }
-
-// Select and partition with an early walk: subgroup 0 holds no keys and walks a step at a time
-// between the tile's barriers while the others flag, rank and stage their sub-tiles (two steps
-// a sub-tile), then finishes the walk while the others read ahead; the walk starts as the
-// tile does instead of after its last sub-tile. The tile's count is posted as an aggregate
-// only into an empty descriptor, so the walker's inclusive post is never downgraded.
-void staged_tile_early_walk(uint tile) {
-  const uint lid = gl_LocalInvocationID.x;
-  const bool walker = gl_SubgroupID == 0u;
-  const bool as_keys = (pc.flags & GS_COMPACT_KEYS) != 0u && (pc.flags & GS_COMPACT_INDICES) == 0u;
-  subgroup_walk walk = subgroup_walk_start(tile);
-  uint tile_kept = 0u;
-  for (uint part = 0u; part < SUBTILES; part++) {
-    const uint segment_first = tile * TILE + part * SUBTILE + (gl_SubgroupID - 1u) * SEGMENT;
-    key_t keys[ITEMS];
-    uint flags = 0u, kept_before_row[ROWS], segment_kept = 0u;
-    if (walker) {
-      if (walk.next != LOOKBACK_DONE) subgroup_walk_step(tile, walk);
-    } else {
-      segment_kept = flag_segment(segment_first, keys, flags, kept_before_row);
-    }
-    const uint kept_before_segment = kept_before_segment_of(segment_kept); // (the walker's is 0)
-    if (posts_counts()) {
-      s_tile_count = kept_before_segment + segment_kept;
-      if (part + 1u == SUBTILES)
-        lookback_post_if_empty(tile, (tile == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) |
-                                         (tile_kept + kept_before_segment + segment_kept));
-    }
-    if (walker) {
-      if (walk.next != LOOKBACK_DONE) subgroup_walk_step(tile, walk);
-    } else {
-      stage_records(as_keys, keys, flags, segment_first, tile, tile_kept + kept_before_segment, kept_before_row);
-    }
-    barrier();
-    tile_kept += s_tile_count; // (rewritten only after the next sub-tile's kept_before_segment_of's barrier)
-  }
-
-  // The rest of the walk, with a later tile's keys read into cache meanwhile.
-  uint ahead[READ_AHEAD_LOADS];
-  read_ahead(tile, ahead);
-  if (walker) {
-    while (walk.next != LOOKBACK_DONE) subgroup_walk_step(tile, walk);
-    if (gl_SubgroupInvocationID == 0u) {
-      s_count_before = walk.prefix;
-      if (tile != 0u) lookback_post(tile, LOOKBACK_INCLUSIVE | (walk.prefix + tile_kept));
-    }
-  }
-  barrier();
-  const uint count_before_tile = s_count_before;
-  if (tile + 1u == pc.tiles && lid == 0u) WordArray(pc.control).words[1] = count_before_tile + tile_kept;
-  store_staged(as_keys, tile, count_before_tile, tile_kept);
-  read_ahead_done(ahead);
-}
 #endif
 
 // Tiles go by ticket, so a tile's predecessors have all started, on any device. Taking the
@@ -1365,8 +1252,7 @@ void main() {
   if (EARLY_WALK != 0u) runs_tile_early_walk(tile);
   else runs_tile(tile);
 #else
-  if (STAGED_STORES && EARLY_WALK != 0u) staged_tile_early_walk(tile);
-  else if (STAGED_STORES) staged_tile(tile);
+  if (STAGED_STORES) staged_tile(tile);
   else if (EARLY_WALK != 0u) unique_tile_early_walk(tile);
   else unique_tile(tile);
 #endif

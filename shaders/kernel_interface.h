@@ -42,10 +42,9 @@
 #define GS_SPEC_EARLY_COUNTS 15  /* sort: a tile's digit counts are published before its keys are ranked */
 #define GS_SPEC_READ_AHEAD 16     /* tiles ahead of its own that a tile reads the input into cache
                                   * (0: none): compact.comp's select and partition before the
-                                  * look-back, the early walks of its other modes and of the
-                                  * look-back scan as they walk */
+                                  * look-back, the look-back scan's early walk as it walks */
 #define GS_SPEC_EARLY_WALK 17    /* subgroup 0 walks the look-back while the others load (1):
-                                  * compact.comp's modes, the look-back scan */
+                                  * compact.comp's unique, rle and reduce-by-key, the look-back scan */
 #define GS_SPEC_COUNT 18
 
 /* Look-back descriptors of the sort hold a 2-bit status and a 30-bit count (lib/lookback.glsl). */

@@ -1011,22 +1011,6 @@ class DevicesAndBench(CliTest):
         self.assertIn("unique, rle and reduce-by-key: one subgroup of each tile walks the look-back while the others "
                       "load the tile's keys",
                       p.stdout.decode())
-        self.assertNotIn("unique, rle and reduce-by-key: the walking subgroup reads", p.stdout.decode())
-        # ... and its walker's read-ahead, only with the walk
-        walk_ahead = "unique, rle and reduce-by-key: the walking subgroup reads the input 48 KiB past its tile into cache"
-        p = run(["devices", "-v"], env={"GPUSORT_COMPACT_EARLY_WALK": "1", "GPUSORT_COMPACT_WALK_READ_AHEAD_KIB": "48"})
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn(walk_ahead, p.stdout.decode())
-        p = run(["devices", "-v"], env={"GPUSORT_COMPACT_EARLY_WALK": "0", "GPUSORT_COMPACT_WALK_READ_AHEAD_KIB": "48"})
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertNotIn("the walking subgroup reads the input 48 KiB", p.stdout.decode())
-        # select's and partition's early walk, from its knob (no preset has it)
-        staged_walk = "select and partition: one subgroup of each tile walks the look-back while the others stage"
-        self.assertNotIn(staged_walk, p.stdout.decode())
-        p = run(["devices", "-v"], env={"GPUSORT_COMPACT_STAGED_EARLY_WALK": "1"})
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertRegex(p.stdout.decode(), r"preset \S+ \(tuned by GPUSORT_\*\)")
-        self.assertIn(staged_walk, p.stdout.decode())
         # the look-back scan's early walk and its read-ahead, from their knobs (lavapipe's preset has none)
         self.assertNotIn("look-back scan: one subgroup", p.stdout.decode())
         p = run(["devices", "-v"], env={"GPUSORT_SCAN_EARLY_WALK": "1"})

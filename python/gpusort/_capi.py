@@ -116,8 +116,6 @@ class DeviceInfo(ctypes.Structure):
         ("compact_early_walk", ctypes.c_uint32),
         ("scan_early_walk", ctypes.c_uint32),
         ("scan_read_ahead_kib", ctypes.c_uint32),
-        ("compact_walk_read_ahead_kib", ctypes.c_uint32),
-        ("compact_staged_early_walk", ctypes.c_uint32),
         ("reserved_end", ctypes.c_uint32),
     ]
 
@@ -182,7 +180,7 @@ C_NAMES = {
 ABI_SIZES = {
     "gpusort_layout": 48,
     "gpusort_context_params": 56,
-    "gpusort_device_info": 1280,
+    "gpusort_device_info": 1272,
     "gpusort_sort_options": 20,
     "gpusort_scan_options": 24,
     "gpusort_report": 352,

@@ -14,7 +14,7 @@
 GS_API_SIZE(gpusort_layout, 48);
 GS_API_SIZE(gpusort_key_part, 16);
 GS_API_SIZE(gpusort_context_params, 56);
-GS_API_SIZE(gpusort_device_info, 1280); /* 1176 until 0.7.8 (the narrow pairs' sort tile), 1184
+GS_API_SIZE(gpusort_device_info, 1272); /* 1176 until 0.7.8 (the narrow pairs' sort tile), 1184
                                            until 0.7.9 (the 64-bit values' workgroup; 0.7.10's
                                            64-bit pairs' workgroup took its padding), 1192 until
                                            0.7.10 (the look-back family's tiles), 1200 until
@@ -22,9 +22,7 @@ GS_API_SIZE(gpusort_device_info, 1280); /* 1176 until 0.7.8 (the narrow pairs' s
                                            0.7.29 (the family's read-ahead), 1256 until
                                            0.7.32 (unique's early walk; 0.7.36's scan early
                                            walk took its padding), 1264 until 0.7.36 (the
-                                           scan's read-ahead; 0.7.38's read-ahead of the
-                                           family's walk took its padding), 1272 until
-                                           0.7.38 (select's and partition's early walk) */
+                                           scan's read-ahead) */
 GS_API_SIZE(gpusort_sort_options, 20);
 GS_API_SIZE(gpusort_scan_options, 24);
 GS_API_SIZE(gpusort_report, 352); /* 344 until 0.6: element_type and result_type added */
@@ -217,8 +215,6 @@ static void describe(const gs_device_info *d, bool is_default, gpusort_device_in
   out->compact_early_walk = config.compact_early_walk;
   out->scan_early_walk = config.scan_early_walk;
   out->scan_read_ahead_kib = config.scan_read_ahead_kib;
-  out->compact_walk_read_ahead_kib = config.compact_walk_read_ahead_kib;
-  out->compact_staged_early_walk = config.compact_staged_early_walk;
   _Static_assert(GS_SORT_SMALL_TILES == GPUSORT_SMALL_SORT_TILES, "small sorts' tiles: one bound");
   out->sort_small_tile_count = config.sort_small_tile_count;
   for (uint32_t i = 0; i < config.sort_small_tile_count; i++) {

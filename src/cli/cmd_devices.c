@@ -8,16 +8,6 @@
 #include "commands.h"
 #include "report.h"
 
-/* The early walks and their read-ahead, each named by the commands that take it. */
-static void print_early_walk(const char *commands, const char *others_do) {
-  printf("        %s: one subgroup of each tile walks the look-back while the others %s\n", commands, others_do);
-}
-
-static void print_walk_read_ahead(const char *commands, uint32_t kib) {
-  printf("        %s: the walking subgroup reads the input %u KiB past its tile into cache as it walks\n", commands,
-         kib);
-}
-
 static void print_configuration(const gpusort_device_info *d) {
   printf("        preset %s: sort tiles of %u invocations x %u keys (%u x %u for 32-bit keys with 32-bit "
          "values, %u x %u with 64-bit values), of %u x %u for 64-bit keys (%u x %u with values; fewer where "
@@ -38,12 +28,15 @@ static void print_configuration(const gpusort_device_info *d) {
   if (d->compact_read_ahead_kib)
     printf("        select and partition: each tile reads the input %u KiB past its own into cache before its "
            "look-back\n", d->compact_read_ahead_kib);
-  if (d->compact_early_walk) print_early_walk("unique, rle and reduce-by-key", "load the tile's keys");
-  if (d->compact_staged_early_walk) print_early_walk("select and partition", "stage the tile's keys");
-  if (d->compact_walk_read_ahead_kib)
-    print_walk_read_ahead("unique, rle and reduce-by-key", d->compact_walk_read_ahead_kib);
-  if (d->scan_early_walk) print_early_walk("look-back scan", "load the tile's elements");
-  if (d->scan_read_ahead_kib) print_walk_read_ahead("look-back scan", d->scan_read_ahead_kib);
+  if (d->compact_early_walk)
+    printf("        unique, rle and reduce-by-key: one subgroup of each tile walks the look-back while the others "
+           "load the tile's keys\n");
+  if (d->scan_early_walk)
+    printf("        look-back scan: one subgroup of each tile walks the look-back while the others load the "
+           "tile's elements\n");
+  if (d->scan_read_ahead_kib)
+    printf("        look-back scan: the walking subgroup reads the input %u KiB past its tile into cache as "
+           "it walks\n", d->scan_read_ahead_kib);
   if (d->scan_small_rows)
     printf("        small scans: tiles of %u rows, taken by look-back scans of fewer elements than %u of their own "
            "tiles\n", d->scan_small_rows, d->scan_small_min_tiles);

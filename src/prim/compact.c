@@ -118,10 +118,6 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   if (subtiles > 64) subtiles = 64; /* (a knob's; shared memory allows far fewer on any device) */
   uint32_t most = 256, most_rows = 4, most_loads = 4096;
   if (config->mode == GS_COMPACT_PARTITION && subtiles == 1) most = 384;
-  /* (select's and partition's early walk, below: the walking subgroup on top of the tile's) */
-  const bool walks = GS_COMPACT_STAGES(config->mode) ? device_config->compact_staged_early_walk
-                                                     : device_config->compact_early_walk;
-  if (GS_COMPACT_STAGES(config->mode) && walks) most += dev->subgroup_size;
   if (config->mode == GS_COMPACT_UNIQUE) /* (with an early walk: measured below) */
     most = device_config->compact_early_walk ? 512 : 1024, most_rows = 8, most_loads = 8192;
   /* (rows whose packed counts take two words or more total each word by a shuffle:
@@ -188,14 +184,10 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    * 0.062 / 0.203 / 0.770 and 0.081 / 0.280 / 1.079, 512 x 4 0.063 / 0.204 / 0.782 and 0.072 /
    * 0.247 / 0.948, 1024 x 4 1.068 and 1.229 at 2^28; one sub-tile of 256 x 4 without it 0.858 and
    * 1.030; the preset's two sub-tiles of 256 x 4 0.058 / 0.182 / 0.678 and 0.069 / 0.226 / 0.848
-   * (CUB 0.596 and 0.795). Select and partition can also walk early in their two sub-tiles
-   * (compact.comp's staged_tile_early_walk: the walker takes a step between each of the tile's
-   * barriers while the others flag and stage, in a workgroup a subgroup larger, so the tile
-   * keeps its keys); no preset takes it: it has been checked on lavapipe only, and waits for a
-   * GPU's timings (GPUSORT_COMPACT_STAGED_EARLY_WALK). */
-  c->early_walk = walks && c->workgroup_size > dev->subgroup_size &&
-                  (GS_COMPACT_STAGES(config->mode) || /* (unique's and the runs' 16-bit tile counts) */
-                   (uint64_t)(c->workgroup_size - dev->subgroup_size) * c->items < 0x10000);
+   * (CUB 0.596 and 0.795). */
+  c->early_walk = device_config->compact_early_walk && (config->mode == GS_COMPACT_UNIQUE || reduces(config)) &&
+                  c->workgroup_size > dev->subgroup_size &&
+                  (uint64_t)(c->workgroup_size - dev->subgroup_size) * c->items < 0x10000;
   c->tile = (c->workgroup_size - (c->early_walk ? dev->subgroup_size : 0)) * c->items * c->subtiles;
   /* Select's and partition's read-ahead, in whole tiles (at least one where any was asked). On
    * an H200 (2^24 / 2^26 / 2^28 u32 keys, `bench --compact`, two rounds, same run), NVIDIA's
@@ -211,19 +203,10 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    * 0.667 to 0.734 ms, rle 0.937 to 0.951 (at most 1% faster) and reduce-by-key, whose
    * read-ahead of keys and values took 56 registers against 40, 1.333 to 1.610; nor the scan
    * (0.908 against 0.683, at 86 registers against 64: one workgroup an SM instead of two) or
-   * the sort's passes (u32 keys 7.00 ms against 5.62 at 256 tiles ahead). With their early
-   * walk, unique's, rle's and reduce-by-key's walking subgroup can read ahead instead, as it
-   * walks (compact.comp's walk_read_ahead: one word of each 32-byte sector of the keys, and
-   * reduce-by-key's values, of the tile compact_walk_read_ahead_kib of keys further on), as the
-   * look-back scan's walker does since 0.7.37 (5% off its time at 2^28 on an H200); it holds no
-   * keys, so its loads take registers the others need anyway. No preset takes it: it has been
-   * checked on lavapipe only, and waits for a GPU's timings. */
-  const uint32_t read_ahead_kib = GS_COMPACT_STAGES(config->mode) ? device_config->compact_read_ahead_kib
-                                  : c->early_walk                 ? device_config->compact_walk_read_ahead_kib
-                                                                  : 0;
-  if (read_ahead_kib) {
+   * the sort's passes (u32 keys 7.00 ms against 5.62 at 256 tiles ahead). */
+  if (GS_COMPACT_STAGES(config->mode) && device_config->compact_read_ahead_kib) {
     const uint64_t tile_bytes = (uint64_t)c->tile * key_bytes;
-    const uint64_t tiles = (uint64_t)read_ahead_kib * 1024 / tile_bytes;
+    const uint64_t tiles = (uint64_t)device_config->compact_read_ahead_kib * 1024 / tile_bytes;
     c->read_ahead = tiles == 0 ? 1 : tiles > 1u << 20 ? 1u << 20 : (uint32_t)tiles;
   }
   c->split_descriptors = reduces(config) && gs_scan_descriptors_split(dev, config->acc);

@@ -239,8 +239,6 @@ typedef struct {
   uint32_t compact_subtiles;  /* sub-tiles per look-back of select and partition (0: 1) */
   uint32_t compact_read_ahead_kib; /* select's and partition's read-ahead (0: none) */
   bool compact_early_walk;         /* unique, rle, reduce-by-key: a subgroup walks while the others load */
-  uint32_t compact_walk_read_ahead_kib; /* ... and reads the input this far ahead as it walks (0: none) */
-  bool compact_staged_early_walk;  /* select, partition: a subgroup walks while the others stage */
   bool scan_early_walk;            /* the look-back scan: a subgroup walks while the others load */
   uint32_t scan_read_ahead_kib;    /* ... and reads the input this far ahead as it walks (0: none) */
 } preset;
@@ -375,13 +373,8 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->compact_subtiles = k->compact_subtiles ? k->compact_subtiles : p->compact_subtiles ? p->compact_subtiles : 1;
   c->compact_read_ahead_kib = k->compact_read_ahead_kib != GS_KNOB_UNSET ? k->compact_read_ahead_kib : p->compact_read_ahead_kib;
   c->compact_early_walk = k->compact_early_walk != GS_KNOB_UNSET ? k->compact_early_walk != 0 : p->compact_early_walk;
-  c->compact_staged_early_walk = k->compact_staged_early_walk != GS_KNOB_UNSET ? k->compact_staged_early_walk != 0
-                                                                               : p->compact_staged_early_walk;
   c->scan_early_walk = k->scan_early_walk != GS_KNOB_UNSET ? k->scan_early_walk != 0 : p->scan_early_walk;
-  /* (the walkers read ahead: without a walk, none) */
-  c->compact_walk_read_ahead_kib = !c->compact_early_walk                            ? 0
-                                   : k->compact_walk_read_ahead_kib != GS_KNOB_UNSET ? k->compact_walk_read_ahead_kib
-                                                                                     : p->compact_walk_read_ahead_kib;
+  /* (the walker reads ahead: without the walk, none) */
   c->scan_read_ahead_kib = !c->scan_early_walk                         ? 0
                            : k->scan_read_ahead_kib != GS_KNOB_UNSET ? k->scan_read_ahead_kib
                                                                      : p->scan_read_ahead_kib;
@@ -396,8 +389,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
                      k->sort_hold_keys != GS_KNOB_UNSET || k->sort_early_counts != GS_KNOB_UNSET ||
                      k->sort_small_tile_count != GS_KNOB_UNSET || k->scan_small_rows != GS_KNOB_UNSET ||
                      k->compact_read_ahead_kib != GS_KNOB_UNSET || k->compact_early_walk != GS_KNOB_UNSET ||
-                     k->scan_early_walk != GS_KNOB_UNSET || k->scan_read_ahead_kib != GS_KNOB_UNSET ||
-                     k->compact_walk_read_ahead_kib != GS_KNOB_UNSET || k->compact_staged_early_walk != GS_KNOB_UNSET;
+                     k->scan_early_walk != GS_KNOB_UNSET || k->scan_read_ahead_kib != GS_KNOB_UNSET;
   snprintf(c->preset, sizeof c->preset, "%s%s", p->name, tuned ? " (tuned by GPUSORT_*)" : "");
 }
 

@@ -62,11 +62,6 @@ typedef struct {
                                      * the input into cache before its look-back (0: none) */
   bool compact_early_walk;          /* unique, rle, reduce-by-key: subgroup 0 of a tile walks the
                                      * look-back while the others load the tile's keys (compact.c) */
-  uint32_t compact_walk_read_ahead_kib; /* their early walk: how far past its own tile the walker
-                                         * reads the input into cache as it walks (0: none, and
-                                         * always without the walk) */
-  bool compact_staged_early_walk;   /* select and partition: subgroup 0 of a tile walks the
-                                     * look-back while the others stage its sub-tiles (compact.c) */
   bool scan_early_walk;             /* the look-back scan: subgroup 0 of a tile walks the look-back
                                      * while the others load the tile's elements (scan.c) */
   uint32_t scan_read_ahead_kib;     /* the look-back scan's early walk: how far past its own tile

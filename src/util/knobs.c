@@ -115,8 +115,6 @@ static void read_knobs(void) {
   knobs.compact_subtiles = number32("GPUSORT_COMPACT_SUBTILES");
   knobs.compact_read_ahead_kib = number_or_unset("GPUSORT_COMPACT_READ_AHEAD_KIB");
   knobs.compact_early_walk = switch_knob("GPUSORT_COMPACT_EARLY_WALK");
-  knobs.compact_walk_read_ahead_kib = number_or_unset("GPUSORT_COMPACT_WALK_READ_AHEAD_KIB");
-  knobs.compact_staged_early_walk = switch_knob("GPUSORT_COMPACT_STAGED_EARLY_WALK");
   knobs.histogram_groups = number32("GPUSORT_HISTOGRAM_GROUPS");
   knobs.lookback_spin = number32("GPUSORT_LOOKBACK_SPIN");
   knobs.sort_hold_keys = switch_knob("GPUSORT_SORT_HOLD_KEYS");
