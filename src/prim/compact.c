@@ -106,7 +106,9 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    *    1.103 and 1.105 ms, against 0.087 / 0.298 / 1.130 and 1.124 at 384 x 4 (CUB 0.068 /
    *    0.222 / 0.836); its values held in registers from before the keys' flags to the writes,
    *    1.234 and 1.233 (57 registers; 1.176 at 384 x 4, 50). So with the walk it takes 512
-   *    invocations, as rle;
+   *    invocations, as rle. Since 0.7.39 its values are loaded with the keys and held only until
+   *    their segmented scans: 1.029 ms at 2^28 against 1.068 and 1.067 (40 registers against
+   *    32; CUB 0.844; H200, same run);
    * 64-bit keys, values or counts in rle and reduce-by-key are unmeasured and keep 256
    * invocations x 4 rows (a bound of 1024 loads). lavapipe (128 invocations, 2^20 u32 keys): 8
    * rows took 6.6 to 7.0 ms against 8.1 to 8.6 at 4 for unique, 7.0 to 7.7 against 8.6 to 8.7
@@ -184,7 +186,13 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    * 0.062 / 0.203 / 0.770 and 0.081 / 0.280 / 1.079, 512 x 4 0.063 / 0.204 / 0.782 and 0.072 /
    * 0.247 / 0.948, 1024 x 4 1.068 and 1.229 at 2^28; one sub-tile of 256 x 4 without it 0.858 and
    * 1.030; the preset's two sub-tiles of 256 x 4 0.058 / 0.182 / 0.678 and 0.069 / 0.226 / 0.848
-   * (CUB 0.596 and 0.795). */
+   * (CUB 0.596 and 0.795). Nor did a walker stepping between the two sub-tiles' barriers, in a
+   * workgroup a subgroup larger (0.7.38, H200, 2^28, same run): select 0.864 ms and partition
+   * 0.999 against 0.679 and 0.848, in one sub-tile 0.810 and 0.939, in three 0.863 and 0.997. And
+   * the walker of unique, rle and reduce-by-key reading a later tile's input into cache as it
+   * walks, as the scan's does (0.7.38, same run): 8192 KiB ahead, unique 0.560 ms against 0.513,
+   * rle 0.831 against 0.817, reduce-by-key 1.324 against 1.068 (40 registers against 32); 4096
+   * and 16384 KiB, and keys alone, were slower too. */
   c->early_walk = device_config->compact_early_walk && (config->mode == GS_COMPACT_UNIQUE || reduces(config)) &&
                   c->workgroup_size > dev->subgroup_size &&
                   (uint64_t)(c->workgroup_size - dev->subgroup_size) * c->items < 0x10000;
