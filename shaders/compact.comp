@@ -1051,8 +1051,9 @@ void runs_tile_early_walk(uint tile) {
   } else {
 #ifndef COUNT_RUNS
     // The values are loaded with the keys, in one round of loads, and held until their
-    // segmented scans. H200, 2^28 u32 keys and sums, same runs: 1.029 ms at 40 registers against
-    // 1.068 at 32 with each row's values loaded as its scan began (and 1.024 against 1.063).
+    // segmented scans. H200, 2^28 u32 keys and sums, same run: 1.029 ms at 40 registers against
+    // 1.068 at 32 with each row's values loaded as its scan began (an earlier run: 1.024 against
+    // 1.063).
     rep_t values[ROWS][VEC];
     load_segment_values(segment_first, values);
 #endif
