@@ -7,7 +7,7 @@
 // tile one sub-tile (unique, reduce-by-key) or SUBTILES of them (select, partition); in a
 // sub-tile each subgroup holds a segment of SUBGROUP_SIZE x ITEMS consecutive keys in ROWS rows,
 // and in each row lane l holds the VEC consecutive keys that one 16-byte load brings (as the
-// scan's tiles do). So every load of a row is one contiguous stretch of the subgroup's lanes,
+// scan's tiles do; rle's, up to four loads). So every load of a row is one contiguous stretch,
 // and kept keys of a row land side by side in the output, where an invocation holding ITEMS
 // consecutive keys wrote 32 scattered places at once. Per tile:
 //   1. flag each key (predicate, or "first of a run of equal keys"), rank the flags of each
@@ -64,7 +64,22 @@ const bool STAGED_STORES = GS_COMPACT_STAGES(MODE); // select and partition (see
 const uint DATA_SUBGROUPS = EARLY_WALK != 0u ? NUM_SUBGROUPS - 1u : NUM_SUBGROUPS;
 const uint SUBTILE = DATA_SUBGROUPS * SUBGROUP_SIZE * ITEMS;
 const uint TILE = STAGED_STORES ? SUBTILE * SUBTILES : SUBTILE;
-const uint VEC = 128u / KEY_BITS;            // keys of one 16-byte load
+const uint LOAD_VEC = 128u / KEY_BITS;       // keys of one 16-byte load
+// Keys a lane holds side by side in a row (VEC): one load's, or in rle up to four loads' (a
+// lane's keys then lie in one row, in a block: one shuffle, ballot and scan across the lanes
+// where four rows took four of each). H200, 2^24 / 2^26 / 2^28 u32 keys, same run, two rounds:
+// rle 0.062 / 0.207 and 0.206 / 0.775 and 0.777 ms against 0.065 / 0.217 and 0.216 / 0.814 and
+// 0.818 in four rows (CUB 0.061 / 0.201 / 0.762), 40 registers either way. Every other mode was
+// slower in blocks: reduce-by-key 1.166 ms against 1.024 (its write phase reads a lane's whole
+// block again), select 0.708 against 0.676, partition 0.857 against 0.846, unique 0.519 against
+// 0.513.
+#ifdef COUNT_RUNS
+const uint LOADS = ITEMS / LOAD_VEC;
+const uint CHUNK_LOADS = LOADS % 4u == 0u ? 4u : LOADS % 2u == 0u ? 2u : 1u;
+#else
+const uint CHUNK_LOADS = 1u;
+#endif
+const uint VEC = LOAD_VEC * CHUNK_LOADS;
 const uint ROWS = ITEMS / VEC;
 const uint SEGMENT = SUBGROUP_SIZE * ITEMS;  // the keys of one subgroup
 const uint VEC_MASK = (1u << VEC) - 1u;
@@ -672,11 +687,18 @@ uint kept_before_data_segment(uint count_before_tile) {
   return kept_before;
 }
 
-// The VEC keys from `first` (a row's, in one 16-byte load where aligned; 0 past n).
+// The VEC keys from `first` (a row's, in 16-byte loads where aligned; 0 past n).
 void load_row(uint first, out key_t row[VEC]) {
   if ((pc.flags & GS_COMPACT_ALIGNED) != 0u && first + VEC <= pc.n) {
+#ifdef COUNT_RUNS
+    [[unroll]] for (uint c = 0u; c < CHUNK_LOADS; c++) {
+      const key_vector_t v = KeyVectors(pc.keys_in).vectors[first / LOAD_VEC + c];
+      [[unroll]] for (uint k = 0u; k < LOAD_VEC; k++) row[c * LOAD_VEC + k] = v[k];
+    }
+#else
     const key_vector_t v = KeyVectors(pc.keys_in).vectors[first / VEC];
     [[unroll]] for (uint k = 0u; k < VEC; k++) row[k] = v[k];
+#endif
   } else {
     [[unroll]] for (uint k = 0u; k < VEC; k++) row[k] = first + k < pc.n ? key_at(first + k) : key_t(0);
   }

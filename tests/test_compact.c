@@ -352,6 +352,16 @@ static void check_unique(tester *t, gs_key_type type, key_dist dist, uint64_t n,
       ok = false;
       snprintf(detail, sizeof detail, "run %llu: index %u, want %u", (unsigned long long)i, got_indices[i], want[i]);
     }
+  /* and keys alone (a run writing no indices) */
+  if (ok && n) {
+    memset(got_keys, 0, m * kb);
+    gpu_result alone = {0, got_keys, NULL, NULL};
+    rc = run_gpu(t, &c, keys, NULL, n, NULL, 0, with_previous, previous, OUT_KEYS, &alone);
+    if (rc != GPUSORT_OK) ok = false, snprintf(detail, sizeof detail, "keys alone: %s", gs_last_error());
+    for (uint64_t i = 0; ok && i < runs; i++)
+      if (memcmp(got_keys + i * kb, keys + (uint64_t)want[i] * kb, kb) != 0)
+        ok = false, snprintf(detail, sizeof detail, "keys alone: run %llu", (unsigned long long)i);
+  }
   report(t, ok, "", label, n, detail);
   free(bits), free(keys), free(got_keys), free(want), free(got_indices);
 }

@@ -91,7 +91,11 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    *    x 2, 1.47 at 512 x 8 (122 registers), 1.40 at 256 x 8 (same run); before, 1.31 against
    *    1.47 at 256 x 4 (on an H200 1.28 against 1.39). Larger workgroups, unlike unique's, were
    *    slower (H200, 0.7.29, a build with the caps lifted, 2^28, two rounds): 1024 x 4 0.972 and
-   *    0.975 ms, 768 x 4 1.092, 1024 x 3 1.138, 1024 x 2 1.359, against 0.939 and 0.941 at 512 x 4;
+   *    0.975 ms, 768 x 4 1.092, 1024 x 3 1.138, 1024 x 2 1.359, against 0.939 and 0.941 at 512 x 4.
+   *    Since 0.7.40 a lane's 4 loads lie side by side, in one row (compact.comp's CHUNK_LOADS):
+   *    0.775 and 0.777 ms against 0.814 and 0.818 in four rows (H200, 2^28, same run). There,
+   *    reduce-by-key took 1.051 ms at 512 x 3 (32 registers) and 1.081 at 384 x 4 (56), against
+   *    1.024 at 512 x 4 (40), and select in 4 sub-tiles of 256 x 8 keys 0.813 against 0.676;
    *  - reduce-by-key of u32 keys and sums: 512 x 2 rows took 1.64 ms (32 registers), 256 x 4
    *    1.72 (48), 512 x 4 1.86 (59), 256 x 8 2.65 (128; same run). On an H200, since a row's
    *    keys and values are read before its runs are written, 512 x 3 took 1.325 to 1.328 ms (40
