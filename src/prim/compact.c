@@ -75,7 +75,8 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    *    of 256 x 12 keys 60 and 64 (room for four): select 0.955 ms against 0.972, partition
    *    1.181 against 1.221 (same run). Since rows' counts are ranked packed (compact.comp's
    *    rank_rows), 256 x 12 is the slower: select 0.907 ms against 0.887, partition 1.31
-   *    against 1.14 (same runs);
+   *    against 1.14 (same runs). Select in 4 sub-tiles of 256 x 8 keys took 0.813 ms against
+   *    0.676 in 2 of 256 x 16 (48 registers against 78; H200, 0.7.39, same run);
    *  - unique keeps only its flags: 512 x 8 rows took 0.847 ms, 512 x 4 0.862, 384 x 4 0.883,
    *    256 x 4 0.896, 256 x 8 0.956, 128 x 8 1.027 (same run); another run, 2^24 / 2^26 / 2^28:
    *    512 x 4 0.068 / 0.224 / 0.857, 512 x 8 0.071 / 0.228 / 0.854, 512 x 6 0.072 / 0.231 /
@@ -93,9 +94,7 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    *    slower (H200, 0.7.29, a build with the caps lifted, 2^28, two rounds): 1024 x 4 0.972 and
    *    0.975 ms, 768 x 4 1.092, 1024 x 3 1.138, 1024 x 2 1.359, against 0.939 and 0.941 at 512 x 4.
    *    Since 0.7.40 a lane's 4 loads lie side by side, in one row (compact.comp's CHUNK_LOADS):
-   *    0.775 and 0.777 ms against 0.814 and 0.818 in four rows (H200, 2^28, same run). There,
-   *    reduce-by-key took 1.051 ms at 512 x 3 (32 registers) and 1.081 at 384 x 4 (56), against
-   *    1.024 at 512 x 4 (40), and select in 4 sub-tiles of 256 x 8 keys 0.813 against 0.676;
+   *    0.775 and 0.777 ms against 0.814 and 0.818 in four rows (H200, 2^28, same run);
    *  - reduce-by-key of u32 keys and sums: 512 x 2 rows took 1.64 ms (32 registers), 256 x 4
    *    1.72 (48), 512 x 4 1.86 (59), 256 x 8 2.65 (128; same run). On an H200, since a row's
    *    keys and values are read before its runs are written, 512 x 3 took 1.325 to 1.328 ms (40
@@ -112,7 +111,8 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    *    1.234 and 1.233 (57 registers; 1.176 at 384 x 4, 50). So with the walk it takes 512
    *    invocations, as rle. Since 0.7.39 its values are loaded with the keys and held only until
    *    their segmented scans: 1.029 ms at 2^28 against 1.068 and 1.067 (40 registers against
-   *    32; CUB 0.844; H200, same run);
+   *    32; CUB 0.844; H200, same run). In a later run 512 x 3 took 1.051 ms (32 registers) and
+   *    384 x 4 1.081 (56), against 1.024 at 512 x 4 (0.7.39);
    * 64-bit keys, values or counts in rle and reduce-by-key are unmeasured and keep 256
    * invocations x 4 rows (a bound of 1024 loads). lavapipe (128 invocations, 2^20 u32 keys): 8
    * rows took 6.6 to 7.0 ms against 8.1 to 8.6 at 4 for unique, 7.0 to 7.7 against 8.6 to 8.7
