@@ -690,15 +690,10 @@ uint kept_before_data_segment(uint count_before_tile) {
 // The VEC keys from `first` (a row's, in 16-byte loads where aligned; 0 past n).
 void load_row(uint first, out key_t row[VEC]) {
   if ((pc.flags & GS_COMPACT_ALIGNED) != 0u && first + VEC <= pc.n) {
-#ifdef COUNT_RUNS
     [[unroll]] for (uint c = 0u; c < CHUNK_LOADS; c++) {
       const key_vector_t v = KeyVectors(pc.keys_in).vectors[first / LOAD_VEC + c];
       [[unroll]] for (uint k = 0u; k < LOAD_VEC; k++) row[c * LOAD_VEC + k] = v[k];
     }
-#else
-    const key_vector_t v = KeyVectors(pc.keys_in).vectors[first / VEC];
-    [[unroll]] for (uint k = 0u; k < VEC; k++) row[k] = v[k];
-#endif
   } else {
     [[unroll]] for (uint k = 0u; k < VEC; k++) row[k] = first + k < pc.n ? key_at(first + k) : key_t(0);
   }
