@@ -25,8 +25,7 @@
 //      copy of the tile's records (keys, or positions in the tile) in output order that waits
 //      in shared memory during step 2 (contiguous stores; each sub-tile goes through step 1 in
 //      turn before the one look-back); unique and reduce-by-key with the flags kept in
-//      registers, reading kept keys (and values) again from the input, now in cache; rle with
-//      its keys kept in registers.
+//      registers, reading kept keys (and values) again from the input, now in cache.
 // With an early walk (EARLY_WALK: NVIDIA's preset), unique, rle and reduce-by-key take step 2
 // (rle and reduce-by-key step 3 as well) in a subgroup that holds no keys, from the tile's
 // start, while the others go through step 1 (unique_tile_early_walk, runs_tile_early_walk).
@@ -679,12 +678,20 @@ uint kept_before_segment_of(uint segment_kept) {
   return before;
 }
 
-// With an early walk (unique_tile_early_walk, runs_tile_early_walk): the count kept before
-// this data subgroup's segment, count_before_tile and the data segments before it.
-uint kept_before_data_segment(uint count_before_tile) {
-  uint kept_before = count_before_tile;
-  for (uint s = 1u; s < gl_SubgroupID; s++) kept_before += s_segment_kept[s];
-  return kept_before;
+// With an early walk (unique_tile_early_walk, runs_tile_early_walk): the data segments' counts
+// to the counts kept in the tile before each, once, by the last data subgroup to arrive, where
+// every invocation had added up its predecessors' counts itself (and reduce-by-key's and rle's
+// summaries, segment_summaries_to_prefixes). Returns the tile's count. H200, 2^28 u32 keys,
+// same run, two rounds: rle 0.740 and 0.738 ms against 0.778 and 0.778, reduce-by-key 0.992
+// and 0.994 against 1.024 and 1.028, unique 0.514 and 0.511 against 0.514 and 0.513.
+uint segment_counts_to_prefixes() {
+  uint kept = 0u;
+  for (uint s = 1u; s < NUM_SUBGROUPS; s++) {
+    const uint count = s_segment_kept[s];
+    s_segment_kept[s] = kept;
+    kept += count;
+  }
+  return kept;
 }
 
 // The VEC keys from `first` (a row's, in 16-byte loads where aligned; 0 past n).
@@ -806,67 +813,84 @@ void segment_values(uint flags, rep_t values[ROWS][VEC], out bool head_before_ro
 }
 #endif
 
+// The keys of a row's chunk (its flags: row_flags) that end a run: those before a head, the
+// last one where the key after the chunk opens a run (the next lane's first flag, lane 0's of
+// the next row, or the next segment's first key), and the last key of all; none past n.
+uint run_ends(uint r, uint first, uint row_flags, uint next_lane_flags, uint lane0_flags, bool next_segment_opens) {
+  bool next_opens;
+  if (gl_SubgroupInvocationID + 1u < SUBGROUP_SIZE) next_opens = (next_lane_flags & (1u << (r * VEC))) != 0u;
+  else if (r + 1u < ROWS) next_opens = (lane0_flags & (1u << ((r + 1u) * VEC))) != 0u;
+  else next_opens = next_segment_opens;
+  uint ends = (row_flags >> 1) | (next_opens ? 1u << (VEC - 1u) : 0u);
+  if (first + VEC >= pc.n) {
+    const uint valid = pc.n > first ? pc.n - first : 0u; // (at most VEC)
+    ends = valid == 0u ? 0u : (ends & ((2u << (valid - 1u)) - 1u)) | (1u << (valid - 1u));
+  }
+  return ends;
+}
+
 // Step 4 of a tile of runs: every run of a segment to its place, its head's key (and index) at
 // output index kept_before + kept_before_row[r] on, and its value (rle: its length) where it
-// ends. What came before each lane's chunk: heads_before_row (rle; else the row's and the
-// segment's (head, value) pairs), and open_run, the run still open at the tile's start.
-// Whether the key after each chunk opens a run: the next lane's first flag (next_lane_flags),
-// lane 0's of the next row (lane0_flags), or the next segment's first key.
+// ends (run_ends). What came before each lane's chunk: heads_before_row (rle; else the row's
+// and the segment's (head, value) pairs), and open_run, the run still open at the tile's start.
+// Rle takes a pass per run end and one per head, not one per key: its lanes hold 16 keys in a
+// block, of which one in 16 opens a run in CUB's inputs. Its heads' keys are read again from
+// the input, in cache, so the keys need not wait in registers through the look-back. H200,
+// 2^24 / 2^26 / 2^28 u32 keys, same run, two rounds: 0.044 and 0.043 / 0.134 / 0.498 ms at 31
+// registers, against 0.054 and 0.053 / 0.169 / 0.630 and 0.636 with those passes but the keys
+// kept (40), and 0.059 and 0.058 / 0.192 and 0.191 / 0.723 and 0.725 with a pass per key (CUB
+// 0.063 / 0.202 / 0.761). Reduce-by-key keeps its pass per key over its rows of 4 (it needs
+// each key's value), and takes the run ends as a mask too: 0.956 and 0.958 ms at 2^28 against
+// 0.992 and 0.994 testing each key's bounds and successor.
 #ifdef COUNT_RUNS
-void write_runs(uint tile, uint segment_first, key_t keys[ITEMS], uint flags, uint kept_before, uint kept_before_row[ROWS],
+void write_runs(uint tile, uint segment_first, uint flags, uint kept_before, uint kept_before_row[ROWS],
                 uint heads_before_row[ROWS], uint heads_before_segment, rep_t open_run, uint next_lane_flags,
                 uint lane0_flags, bool next_segment_opens) {
 #else
-void write_runs(uint tile, uint segment_first, key_t keys[ITEMS], uint flags, uint kept_before, uint kept_before_row[ROWS],
+void write_runs(uint tile, uint segment_first, uint flags, uint kept_before, uint kept_before_row[ROWS],
                 bool head_before_row[ROWS], rep_t value_before_row[ROWS], bool head_before_segment,
                 rep_t value_before_segment, rep_t open_run, uint next_lane_flags, uint lane0_flags,
                 bool next_segment_opens) {
 #endif
-  const uint lane = gl_SubgroupInvocationID;
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
     uint at = kept_before + kept_before_row[r]; // output index of this lane's next head
     const uint first = row_first(segment_first, r);
+    const uint row_ends = run_ends(r, first, (flags >> (r * VEC)) & VEC_MASK, next_lane_flags, lane0_flags, next_segment_opens);
 #ifdef COUNT_RUNS
-    uint last_head = heads_before_row[r] != 0u ? heads_before_row[r] : heads_before_segment;
+    const uint row_flags = (flags >> (r * VEC)) & VEC_MASK;
+    // Each run ending in the chunk, its length to the output index of its head (the chunk's
+    // j-th head at at + j - 1, one before the chunk's at - 1): a pass per end, not per key.
+    const uint last_head = heads_before_row[r] != 0u ? heads_before_row[r] : heads_before_segment;
+    for (uint ends = row_ends; ends != 0u; ends &= ends - 1u) {
+      const uint k = findLSB(ends), g = first + k, heads = row_flags & ((2u << k) - 1u);
+      rep_t length; // from its head, or from before the tile
+      if (heads != 0u) length = rep_t(k + 1u - uint(findMSB(heads)));
+      else if (last_head != 0u) length = rep_t(g + 2u - last_head);
+      else length = combine(open_run, rep_t(g + 1u - tile * TILE));
+      AccArray(pc.values_out).values[at + bitCount(heads) - 1u] = bits_from_rep(length);
+    }
+    // and each run's head: its key read again from the input, in cache (the keys need not wait
+    // in registers through the look-back)
+    for (uint heads = row_flags; heads != 0u; heads &= heads - 1u, at++) {
+      const uint g = first + findLSB(heads);
+      if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = key_at(g);
+      if ((pc.flags & GS_COMPACT_INDICES) != 0u) Indices(pc.indices_out).indices[at] = g;
+    }
 #else
     rep_t chunk_value = rep_identity(); // the values of key g's run since the chunk's first key (or its head), read again
     key_t row_keys[VEC];
     if (((flags >> (r * VEC)) & VEC_MASK) != 0u && (pc.flags & GS_COMPACT_KEYS) != 0u) load_row(first, row_keys);
     rep_t row_values[VEC];
     load_value_row(first, row_values);
-#endif
-    [[unroll]] for (uint k = 0u; k < VEC; k++) {
+    [[unroll]] for (uint k = 0u; k < VEC; k++) { // (keys past n: neither flags nor ends)
       const uint i = r * VEC + k, g = first + k;
-      if (g >= pc.n) break;
-#ifdef COUNT_RUNS
-      // (a separate test: with the assignment inside the block below, an H100 found wrong run
-      // counts for u64 keys, 57 of the 2440 checks of `test_compact matrix`; lavapipe none)
-      if ((flags & (1u << i)) != 0u) last_head = g + 1u;
-#endif
       if ((flags & (1u << i)) != 0u) {
-#ifdef COUNT_RUNS
-        if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = keys[i];
-#else
         if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = row_keys[k];
-#endif
         if ((pc.flags & GS_COMPACT_INDICES) != 0u) Indices(pc.indices_out).indices[at] = g;
         at++;
       }
-#ifndef COUNT_RUNS
       chunk_value = (flags & (1u << i)) != 0u ? row_values[k] : combine(chunk_value, row_values[k]);
-#endif
-      bool ends; // the key after g opens a run (or there is none)
-      if (g + 1u == pc.n) ends = true;
-      else if (k + 1u < VEC) ends = (flags & (2u << i)) != 0u;
-      else if (lane + 1u < SUBGROUP_SIZE) ends = (next_lane_flags & (1u << (r * VEC))) != 0u;
-      else if (r + 1u < ROWS) ends = (lane0_flags & (1u << ((r + 1u) * VEC))) != 0u;
-      else ends = next_segment_opens;
-#ifdef COUNT_RUNS
-      if (ends) // the run's length: from its head, or from before the tile
-        AccArray(pc.values_out).values[at - 1u] =
-            bits_from_rep(last_head != 0u ? rep_t(g + 2u - last_head) : combine(open_run, rep_t(g + 1u - tile * TILE)));
-#else
-      if (ends) { // the run's value, with what came before this chunk if it started there
+      if ((row_ends & (1u << k)) != 0u) { // the run's value, with what came before this chunk if it started there
         rep_t value = chunk_value;
         if ((flags & (((2u << k) - 1u) << (r * VEC))) == 0u) {
           value = combine(value_before_row[r], value);
@@ -877,8 +901,8 @@ void write_runs(uint tile, uint segment_first, key_t keys[ITEMS], uint flags, ui
         }
         AccArray(pc.values_out).values[at - 1u] = bits_from_rep(value);
       }
-#endif
     }
+#endif
   }
 }
 
@@ -888,9 +912,7 @@ void write_runs(uint tile, uint segment_first, key_t keys[ITEMS], uint flags, ui
 // every key and running value waited in registers across the look-back (2^28 u32 keys, same
 // run: 1.72 ms against 1.96; 64 registers and 1.74 ms with the keys kept); 32 registers in
 // the 512 x 8 it took there, 40 in the 512 x 12 it now takes on an H200 (src/prim/compact.c).
-// Rle keeps its keys in registers: it takes 64 either way, and reading them again took 1.26 ms
-// against 1.15 (H200, 2^28, a row at a time as reduce-by-key does: 0.987 to 0.988 ms at 61
-// registers, against 0.940 to 0.942 at 64, same runs). Reduce-by-key reads a row's keys and
+// Rle reads only its heads' keys again (write_runs). Reduce-by-key reads a row's keys and
 // values before writing its runs, as unique does (H200, 2^28 u32 keys and sums in tiles of
 // 512 x 8, same runs: 1.369 ms against 1.384 with each key and value read as the run reached
 // it).
@@ -993,11 +1015,11 @@ void runs_tile(uint tile) {
 
   // 4. Every run to its place.
 #ifdef COUNT_RUNS
-  write_runs(tile, segment_first, keys, flags, s_count_before + kept_before_segment, kept_before_row, heads_before_row,
+  write_runs(tile, segment_first, flags, s_count_before + kept_before_segment, kept_before_row, heads_before_row,
              heads_before_segment, first_is_head ? rep_identity() : s_value_before, next_lane_flags, lane0_flags,
              next_segment_opens);
 #else
-  write_runs(tile, segment_first, keys, flags, s_count_before + kept_before_segment, kept_before_row, head_before_row,
+  write_runs(tile, segment_first, flags, s_count_before + kept_before_segment, kept_before_row, head_before_row,
              value_before_row, head_before_segment, value_before_segment,
              first_is_head ? rep_identity() : s_value_before, next_lane_flags, lane0_flags, next_segment_opens);
 #endif
@@ -1007,39 +1029,37 @@ void runs_tile(uint tile) {
 // keys; it walks for the count before the tile and then, where the tile's first key continues
 // a run, for the value of that run before the tile (rle: its length), while the others load,
 // flag and rank their keys and values. The last of them to arrive posts the tile's count and
-// its value (tile_value), the segments' summaries read after a fence (each written
+// its value (segment_summaries_to_prefixes), the segments' summaries read after a fence (each written
 // before its segment's arrival). A tile with no head posts its value as an aggregate first and
 // as inclusive after its look-back; either order leaves a descriptor that reads right (split
 // descriptors keep the two values apart).
 shared bool s_first_is_head;
 
-// Segments [1, end) combined: whether they hold a head, and the value from the last head on
-// (rle: the last head's position + 1 in `last_head`, 0 where none).
+// The tile's value descriptor's value (its values from its last head on, or all of them),
+// from the data segments' summaries, which become the summaries of the segments before each
+// (rle: the last head's position + 1, 0 where none), as segment_counts_to_prefixes does.
+shared rep_t s_tile_value;
+rep_t segment_summaries_to_prefixes(uint tile, out bool has_head) {
 #ifdef COUNT_RUNS
-bool segments_summary(uint end, out uint last_head) {
-  last_head = 0u;
-  for (uint s = 1u; s < end; s++) last_head = max(last_head, s_segment_last_head[s]);
-  return last_head != 0u;
-}
-#else
-bool segments_summary(uint end, out rep_t value) {
-  bool head = false;
-  value = rep_identity();
-  for (uint s = 1u; s < end; s++) segment_combine(head, value, s_segment_head[s], s_segment_value[s]);
-  return head;
-}
-#endif
-
-// The tile's value descriptor's value: its values from its last head on, or all of them.
-rep_t tile_value(uint tile, out bool has_head) {
+  uint last = 0u;
+  for (uint s = 1u; s < NUM_SUBGROUPS; s++) {
+    const uint segment_last = s_segment_last_head[s];
+    s_segment_last_head[s] = last;
+    last = max(last, segment_last);
+  }
   const uint tile_first = tile * TILE, tile_end = min(pc.n, tile_first + TILE);
-#ifdef COUNT_RUNS
-  uint last;
-  has_head = segments_summary(NUM_SUBGROUPS, last);
+  has_head = last != 0u;
   return rep_t(has_head ? tile_end - (last - 1u) : tile_end - tile_first);
 #else
-  rep_t value;
-  has_head = segments_summary(NUM_SUBGROUPS, value);
+  bool head = false;
+  rep_t value = rep_identity();
+  for (uint s = 1u; s < NUM_SUBGROUPS; s++) {
+    const bool segment_head = s_segment_head[s];
+    const rep_t segment_value = s_segment_value[s];
+    s_segment_head[s] = head, s_segment_value[s] = value;
+    segment_combine(head, value, segment_head, segment_value);
+  }
+  has_head = head;
   return value;
 #endif
 }
@@ -1099,8 +1119,10 @@ void runs_tile_early_walk(uint tile) {
         memoryBarrierShared();
         lookback_post_if_empty(tile, (tile == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | (state & 0xFFFFu));
         bool has_head;
-        const rep_t value = tile_value(tile, has_head);
+        const rep_t value = segment_summaries_to_prefixes(tile, has_head);
         scan_post(tile, has_head ? SCAN_INCLUSIVE : SCAN_AGGREGATE, value);
+        s_tile_value = value;
+        segment_counts_to_prefixes();
       }
     }
   }
@@ -1109,25 +1131,22 @@ void runs_tile_early_walk(uint tile) {
   const bool first_is_head = s_first_is_head;
   if (lid == 0u) {
     if (tile != 0u) lookback_post(tile, LOOKBACK_INCLUSIVE | (count_before_tile + tile_count));
-    if (tile_count == 0u) { // (so the tile's first key continues a run, and s_value_before is its value)
-      bool has_head;
-      scan_post(tile, SCAN_INCLUSIVE, combine(s_value_before, tile_value(tile, has_head)));
-    }
+    if (tile_count == 0u) // (so the tile's first key continues a run, and s_value_before is its value)
+      scan_post(tile, SCAN_INCLUSIVE, combine(s_value_before, s_tile_value));
     if (tile + 1u == pc.tiles) WordArray(pc.control).words[1] = count_before_tile + tile_count;
   }
   if (gl_SubgroupID == 0u) return;
 
-  const uint kept_before = kept_before_data_segment(count_before_tile);
+  const uint kept_before = count_before_tile + s_segment_kept[gl_SubgroupID];
   const rep_t open_run = first_is_head ? rep_identity() : s_value_before;
 #ifdef COUNT_RUNS
-  uint heads_before_segment;
-  segments_summary(gl_SubgroupID, heads_before_segment);
-  write_runs(tile, segment_first, keys, flags, kept_before, kept_before_row, heads_before_row, heads_before_segment,
+  const uint heads_before_segment = s_segment_last_head[gl_SubgroupID];
+  write_runs(tile, segment_first, flags, kept_before, kept_before_row, heads_before_row, heads_before_segment,
              open_run, next_lane_flags, lane0_flags, next_segment_opens);
 #else
-  rep_t value_before_segment;
-  const bool head_before_segment = segments_summary(gl_SubgroupID, value_before_segment);
-  write_runs(tile, segment_first, keys, flags, kept_before, kept_before_row, head_before_row, value_before_row,
+  const bool head_before_segment = s_segment_head[gl_SubgroupID];
+  const rep_t value_before_segment = s_segment_value[gl_SubgroupID];
+  write_runs(tile, segment_first, flags, kept_before, kept_before_row, head_before_row, value_before_row,
              head_before_segment, value_before_segment, open_run, next_lane_flags, lane0_flags, next_segment_opens);
 #endif
 }
@@ -1209,10 +1228,14 @@ void unique_tile_early_walk(uint tile) {
     const uint segment_kept = flag_segment(segment_first, keys, flags, kept_before_row);
     if (lane == 0u) {
       s_segment_kept[gl_SubgroupID] = segment_kept;
+      memoryBarrierShared(); // (read by the last to arrive)
       const uint arrival = (1u << 16) | segment_kept;
       const uint state = atomicAdd(s_arrivals, arrival) + arrival;
-      if ((state >> 16) == DATA_SUBGROUPS)
+      if ((state >> 16) == DATA_SUBGROUPS) {
         lookback_post_if_empty(tile, (tile == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | (state & 0xFFFFu));
+        memoryBarrierShared();
+        segment_counts_to_prefixes();
+      }
     }
   }
   barrier();
@@ -1222,7 +1245,7 @@ void unique_tile_early_walk(uint tile) {
   if (gl_SubgroupID == 0u) return;
 
   // Every kept key, read again, to its place.
-  write_kept(flags, segment_first, kept_before_data_segment(count_before_tile));
+  write_kept(flags, segment_first, count_before_tile + s_segment_kept[gl_SubgroupID]);
 }
 
 // Select and partition: SUBTILES sub-tiles staged in shared memory, one look-back, then the
