@@ -829,19 +829,32 @@ uint run_ends(uint r, uint first, uint row_flags, uint next_lane_flags, uint lan
   return ends;
 }
 
+// The keys of a row's chunk from `first` that open runs (`heads`), each read again from the
+// input, in cache, to output indices at, at + 1, ... (the keys need not wait in registers
+// through the look-back), with their positions where asked.
+void write_heads(uint first, uint heads, uint at) {
+  for (; heads != 0u; heads &= heads - 1u, at++) {
+    const uint g = first + findLSB(heads);
+    if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = key_at(g);
+    if ((pc.flags & GS_COMPACT_INDICES) != 0u) Indices(pc.indices_out).indices[at] = g;
+  }
+}
+
 // Step 4 of a tile of runs: every run of a segment to its place, its head's key (and index) at
 // output index kept_before + kept_before_row[r] on, and its value (rle: its length) where it
 // ends (run_ends). What came before each lane's chunk: heads_before_row (rle; else the row's
 // and the segment's (head, value) pairs), and open_run, the run still open at the tile's start.
-// Rle takes a pass per run end and one per head, not one per key: its lanes hold 16 keys in a
-// block, of which one in 16 opens a run in CUB's inputs. Its heads' keys are read again from
-// the input, in cache, so the keys need not wait in registers through the look-back. H200,
-// 2^24 / 2^26 / 2^28 u32 keys, same run, two rounds: 0.044 and 0.043 / 0.134 / 0.498 ms at 31
-// registers, against 0.054 and 0.053 / 0.169 / 0.630 and 0.636 with those passes but the keys
-// kept (40), and 0.059 and 0.058 / 0.192 and 0.191 / 0.723 and 0.725 with a pass per key (CUB
-// 0.063 / 0.202 / 0.761). Reduce-by-key keeps its pass per key over its rows of 4 (it needs
-// each key's value), and takes the run ends as a mask too: 0.956 and 0.958 ms at 2^28 against
-// 0.992 and 0.994 testing each key's bounds and successor.
+// Heads are written a pass per head (write_heads), and rle's lengths a pass per run end, not a
+// pass per key: rle's lanes hold 16 keys in a block, of which one in 16 opens a run in CUB's
+// inputs. H200, 2^24 / 2^26 / 2^28 u32 keys, same run, two rounds: rle 0.044 and 0.043 / 0.134
+// / 0.498 ms at 31 registers, against 0.054 and 0.053 / 0.169 / 0.630 and 0.636 with those
+// passes but the keys kept in registers (40), and 0.059 and 0.058 / 0.192 and 0.191 / 0.723
+// and 0.725 with a pass per key (CUB 0.063 / 0.202 / 0.761). Reduce-by-key keeps a pass per key
+// for the values of its rows of 4 (it needs each key's value), taking the run ends as a mask
+// (0.956 and 0.958 ms at 2^28 against 0.992 and 0.994 testing each key's bounds and successor).
+// Its heads a pass per head: H100, same sizes, same run, two rounds, 0.083 / 0.268 and 0.271 /
+// 1.028 and 1.019 ms against 0.087 and 0.088 / 0.284 and 0.285 / 1.069 and 1.076 with a row's
+// keys read in one load and written a pass per key (CUB 0.072 / 0.243 / 0.925).
 #ifdef COUNT_RUNS
 void write_runs(uint tile, uint segment_first, uint flags, uint kept_before, uint kept_before_row[ROWS],
                 uint heads_before_row[ROWS], uint heads_before_segment, rep_t open_run, uint next_lane_flags,
@@ -869,26 +882,15 @@ void write_runs(uint tile, uint segment_first, uint flags, uint kept_before, uin
       else length = combine(open_run, rep_t(g + 1u - tile * TILE));
       AccArray(pc.values_out).values[at + bitCount(heads) - 1u] = bits_from_rep(length);
     }
-    // and each run's head: its key read again from the input, in cache (the keys need not wait
-    // in registers through the look-back)
-    for (uint heads = row_flags; heads != 0u; heads &= heads - 1u, at++) {
-      const uint g = first + findLSB(heads);
-      if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = key_at(g);
-      if ((pc.flags & GS_COMPACT_INDICES) != 0u) Indices(pc.indices_out).indices[at] = g;
-    }
+    write_heads(first, row_flags, at);
 #else
     rep_t chunk_value = rep_identity(); // the values of key g's run since the chunk's first key (or its head), read again
-    key_t row_keys[VEC];
-    if (((flags >> (r * VEC)) & VEC_MASK) != 0u && (pc.flags & GS_COMPACT_KEYS) != 0u) load_row(first, row_keys);
     rep_t row_values[VEC];
     load_value_row(first, row_values);
+    write_heads(first, (flags >> (r * VEC)) & VEC_MASK, at);
     [[unroll]] for (uint k = 0u; k < VEC; k++) { // (keys past n: neither flags nor ends)
-      const uint i = r * VEC + k, g = first + k;
-      if ((flags & (1u << i)) != 0u) {
-        if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = row_keys[k];
-        if ((pc.flags & GS_COMPACT_INDICES) != 0u) Indices(pc.indices_out).indices[at] = g;
-        at++;
-      }
+      const uint i = r * VEC + k;
+      if ((flags & (1u << i)) != 0u) at++;
       chunk_value = (flags & (1u << i)) != 0u ? row_values[k] : combine(chunk_value, row_values[k]);
       if ((row_ends & (1u << k)) != 0u) { // the run's value, with what came before this chunk if it started there
         rep_t value = chunk_value;
@@ -912,10 +914,10 @@ void write_runs(uint tile, uint segment_first, uint flags, uint kept_before, uin
 // every key and running value waited in registers across the look-back (2^28 u32 keys, same
 // run: 1.72 ms against 1.96; 64 registers and 1.74 ms with the keys kept); 32 registers in
 // the 512 x 8 it took there, 40 in the 512 x 12 it now takes on an H200 (src/prim/compact.c).
-// Rle reads only its heads' keys again (write_runs). Reduce-by-key reads a row's keys and
-// values before writing its runs, as unique does (H200, 2^28 u32 keys and sums in tiles of
-// 512 x 8, same runs: 1.369 ms against 1.384 with each key and value read as the run reached
-// it).
+// Both read only their heads' keys again, and reduce-by-key a row's values in one load
+// (write_runs). (In a pass per key, reading a row's keys and values before writing its runs
+// took 1.369 ms against 1.384 reading each as the run reached it, H200, 2^28 u32 keys and sums
+// in tiles of 512 x 8, same runs.)
 void runs_tile(uint tile) {
   const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
   const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
@@ -1154,7 +1156,11 @@ void runs_tile_early_walk(uint tile) {
 
 #ifndef REDUCE_BY_KEY
 // Unique's writes: the segment's kept keys (its `flags`), each read again from the input, now in
-// cache, to their places from output index kept_before on, a row at a time.
+// cache, to their places from output index kept_before on, a row at a time, a pass per kept key
+// (as reduce-by-key's and rle's heads in write_runs). H100, 2^24 / 2^26 / 2^28 u32 keys, same
+// run, two rounds: 0.048 / 0.140 and 0.139 / 0.511 and 0.508 ms against 0.053 and 0.054 /
+// 0.158 and 0.159 / 0.576 and 0.575 with each row read in one 16-byte load and a pass per key
+// (CUB 0.047 / 0.146 / 0.544).
 void write_kept(uint flags, uint segment_first, uint kept_before) {
   uint kept_before_row[ROWS];
   rank_rows(flags, kept_before_row);
@@ -1162,14 +1168,10 @@ void write_kept(uint flags, uint segment_first, uint kept_before) {
     const uint row_flags = (flags >> (r * VEC)) & VEC_MASK;
     uint at = kept_before + kept_before_row[r]; // output index of this lane's next kept key
     const uint first = row_first(segment_first, r);
-    key_t row[VEC];
-    if (row_flags != 0u && (pc.flags & GS_COMPACT_KEYS) != 0u) load_row(first, row);
-    [[unroll]] for (uint k = 0u; k < VEC; k++) {
-      if ((row_flags & (1u << k)) != 0u) {
-        if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = row[k];
-        if ((pc.flags & GS_COMPACT_INDICES) != 0u) write_index(at, first + k);
-        at++;
-      }
+    for (uint kept = row_flags; kept != 0u; kept &= kept - 1u, at++) {
+      const uint g = first + findLSB(kept);
+      if ((pc.flags & GS_COMPACT_KEYS) != 0u) KeysOut(pc.keys_out).keys[at] = key_at(g);
+      if ((pc.flags & GS_COMPACT_INDICES) != 0u) write_index(at, g);
     }
   }
 }
@@ -1179,10 +1181,9 @@ void write_kept(uint flags, uint segment_first, uint kept_before) {
 // each row's ranks are taken again. H100, 2^28 u32 keys, same run, 256 x 16 keys: 0.92 ms at
 // 32 registers against 0.94 with the keys and ranks in registers (40); in 2, 3 or 4 sub-tiles
 // under one look-back (as select's) 0.97, 1.06 and 1.26. (Its tile: src/prim/compact.c.)
-// The kept keys are read again a row at a time, in one 16-byte load, before the row's stores:
-// read a key at a time, each load waited for the store before it (H200, 2^28 u32 keys, same
-// runs: 0.677 ms against 0.702; two rows' loads before their stores 0.695, all four rows'
-// 0.797 at 40 registers, against 32).
+// (In 0.7.29's pass per key, reading each row in one 16-byte load before its stores took 0.677
+// ms against 0.702 reading each key as it was written, H200, 2^28 u32 keys, same runs; two
+// rows' loads before their stores 0.695, all four rows' 0.797 at 40 registers, against 32.)
 void unique_tile(uint tile) {
   const uint lid = gl_LocalInvocationID.x;
   const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;

@@ -95,7 +95,9 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    *    0.975 ms, 768 x 4 1.092, 1024 x 3 1.138, 1024 x 2 1.359, against 0.939 and 0.941 at 512 x 4.
    *    Since 0.7.40 a lane's 4 loads lie side by side, in one row (compact.comp's CHUNK_LOADS):
    *    0.775 and 0.777 ms against 0.814 and 0.818 in four rows (H200, 2^28, same run). Since
-   *    0.7.41 it reads its heads' keys again and takes 31 registers: 0.498 ms at 512 x 4;
+   *    0.7.41 it reads its heads' keys again and takes 31 registers: 0.498 ms at 512 x 4
+   *    (H200); 1024 x 4 and 512 x 8 were no faster (H100, 2^28, same run: 0.557 and 0.558 ms
+   *    against 0.559, 48 registers);
    *  - reduce-by-key of u32 keys and sums: 512 x 2 rows took 1.64 ms (32 registers), 256 x 4
    *    1.72 (48), 512 x 4 1.86 (59), 256 x 8 2.65 (128; same run). On an H200, since a row's
    *    keys and values are read before its runs are written, 512 x 3 took 1.325 to 1.328 ms (40
