@@ -813,6 +813,34 @@ void segment_values(uint flags, rep_t values[ROWS][VEC], out bool head_before_ro
 }
 #endif
 
+// The tile's value descriptor's value (its values from its last head on, or all of them),
+// from its segments' summaries from first_segment on (1 with an early walk), which become the
+// summaries of the segments before each (rle: the last head's position + 1, 0 where none).
+rep_t segment_summaries_to_prefixes(uint tile, uint first_segment, out bool has_head) {
+#ifdef COUNT_RUNS
+  uint last = 0u;
+  for (uint s = first_segment; s < NUM_SUBGROUPS; s++) {
+    const uint segment_last = s_segment_last_head[s];
+    s_segment_last_head[s] = last;
+    last = max(last, segment_last);
+  }
+  const uint tile_first = tile * TILE, tile_end = min(pc.n, tile_first + TILE);
+  has_head = last != 0u;
+  return rep_t(has_head ? tile_end - (last - 1u) : tile_end - tile_first);
+#else
+  bool head = false;
+  rep_t value = rep_identity();
+  for (uint s = first_segment; s < NUM_SUBGROUPS; s++) {
+    const bool segment_head = s_segment_head[s];
+    const rep_t segment_value = s_segment_value[s];
+    s_segment_head[s] = head, s_segment_value[s] = value;
+    segment_combine(head, value, segment_head, segment_value);
+  }
+  has_head = head;
+  return value;
+#endif
+}
+
 // The keys of a row's chunk (its flags: row_flags) that end a run: those before a head, the
 // last one where the key after the chunk opens a run (the next lane's first flag, lane 0's of
 // the next row, or the next segment's first key), and the last key of all; none past n.
@@ -943,15 +971,9 @@ void runs_tile(uint tile) {
   if (lane == 0u) s_segment_last_head[gl_SubgroupID] = segment_last_head;
   barrier();
   if (lid == 0u) { // the segments' last heads to exclusive maxima, and the tile's summary
-    uint last = 0u;
-    for (uint s = 0u; s < NUM_SUBGROUPS; s++) {
-      const uint segment_last = s_segment_last_head[s];
-      s_segment_last_head[s] = last;
-      last = max(last, segment_last);
-    }
-    const uint tile_first = tile * TILE, tile_end = min(pc.n, tile_first + TILE);
-    const rep_t v = rep_t(last != 0u ? tile_end - (last - 1u) : tile_end - tile_first);
-    scan_post(tile, last != 0u ? SCAN_INCLUSIVE : SCAN_AGGREGATE, v);
+    bool has_head;
+    const rep_t v = segment_summaries_to_prefixes(tile, 0u, has_head);
+    scan_post(tile, has_head ? SCAN_INCLUSIVE : SCAN_AGGREGATE, v);
     s_value_before = v; // (the tile's summary, until the look-back below)
   }
   barrier();
@@ -964,16 +986,10 @@ void runs_tile(uint tile) {
   if (lane == 0u) s_segment_head[gl_SubgroupID] = segment_head, s_segment_value[gl_SubgroupID] = segment_value;
   barrier();
   if (lid == 0u) { // the segments' summaries to exclusive prefixes, and the tile's summary
-    bool h = false;
-    rep_t v = rep_identity();
-    for (uint s = 0u; s < NUM_SUBGROUPS; s++) {
-      const bool th = s_segment_head[s];
-      const rep_t tv = s_segment_value[s];
-      s_segment_head[s] = h, s_segment_value[s] = v;
-      segment_combine(h, v, th, tv);
-    }
+    bool has_head;
+    const rep_t v = segment_summaries_to_prefixes(tile, 0u, has_head);
     // post now: a tile with a head knows its inclusive value (tile 0 always has one)
-    scan_post(tile, h ? SCAN_INCLUSIVE : SCAN_AGGREGATE, v);
+    scan_post(tile, has_head ? SCAN_INCLUSIVE : SCAN_AGGREGATE, v);
     s_value_before = v; // (the tile's summary, until the look-back below)
   }
   barrier();
@@ -1031,40 +1047,12 @@ void runs_tile(uint tile) {
 // keys; it walks for the count before the tile and then, where the tile's first key continues
 // a run, for the value of that run before the tile (rle: its length), while the others load,
 // flag and rank their keys and values. The last of them to arrive posts the tile's count and
-// its value (segment_summaries_to_prefixes), the segments' summaries read after a fence (each written
-// before its segment's arrival). A tile with no head posts its value as an aggregate first and
-// as inclusive after its look-back; either order leaves a descriptor that reads right (split
-// descriptors keep the two values apart).
+// its value (segment_summaries_to_prefixes), the segments' summaries read after a fence (each
+// written before its segment's arrival). A tile with no head posts its value as an aggregate
+// first and as inclusive after its look-back; either order leaves a descriptor that reads right
+// (split descriptors keep the two values apart).
 shared bool s_first_is_head;
-
-// The tile's value descriptor's value (its values from its last head on, or all of them),
-// from the data segments' summaries, which become the summaries of the segments before each
-// (rle: the last head's position + 1, 0 where none), as segment_counts_to_prefixes does.
-shared rep_t s_tile_value;
-rep_t segment_summaries_to_prefixes(uint tile, out bool has_head) {
-#ifdef COUNT_RUNS
-  uint last = 0u;
-  for (uint s = 1u; s < NUM_SUBGROUPS; s++) {
-    const uint segment_last = s_segment_last_head[s];
-    s_segment_last_head[s] = last;
-    last = max(last, segment_last);
-  }
-  const uint tile_first = tile * TILE, tile_end = min(pc.n, tile_first + TILE);
-  has_head = last != 0u;
-  return rep_t(has_head ? tile_end - (last - 1u) : tile_end - tile_first);
-#else
-  bool head = false;
-  rep_t value = rep_identity();
-  for (uint s = 1u; s < NUM_SUBGROUPS; s++) {
-    const bool segment_head = s_segment_head[s];
-    const rep_t segment_value = s_segment_value[s];
-    s_segment_head[s] = head, s_segment_value[s] = value;
-    segment_combine(head, value, segment_head, segment_value);
-  }
-  has_head = head;
-  return value;
-#endif
-}
+shared rep_t s_tile_value; // (its value descriptor's value)
 
 void runs_tile_early_walk(uint tile) {
   const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
@@ -1121,7 +1109,7 @@ void runs_tile_early_walk(uint tile) {
         memoryBarrierShared();
         lookback_post_if_empty(tile, (tile == 0u ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | (state & 0xFFFFu));
         bool has_head;
-        const rep_t value = segment_summaries_to_prefixes(tile, has_head);
+        const rep_t value = segment_summaries_to_prefixes(tile, 1u, has_head);
         scan_post(tile, has_head ? SCAN_INCLUSIVE : SCAN_AGGREGATE, value);
         s_tile_value = value;
         segment_counts_to_prefixes();
