@@ -681,17 +681,16 @@ uint kept_before_segment_of(uint segment_kept) {
 // With an early walk (unique_tile_early_walk, runs_tile_early_walk): the data segments' counts
 // to the counts kept in the tile before each, once, by the last data subgroup to arrive, where
 // every invocation had added up its predecessors' counts itself (and reduce-by-key's and rle's
-// summaries, segment_summaries_to_prefixes). Returns the tile's count. H200, 2^28 u32 keys,
-// same run, two rounds: rle 0.740 and 0.738 ms against 0.778 and 0.778, reduce-by-key 0.992
-// and 0.994 against 1.024 and 1.028, unique 0.514 and 0.511 against 0.514 and 0.513.
-uint segment_counts_to_prefixes() {
+// summaries, segment_summaries_to_prefixes). H200, 2^28 u32 keys, same run, two rounds: rle
+// 0.740 and 0.738 ms against 0.778 and 0.778, reduce-by-key 0.992 and 0.994 against 1.024 and
+// 1.028, unique 0.514 and 0.511 against 0.514 and 0.513.
+void segment_counts_to_prefixes() {
   uint kept = 0u;
   for (uint s = 1u; s < NUM_SUBGROUPS; s++) {
     const uint count = s_segment_kept[s];
     s_segment_kept[s] = kept;
     kept += count;
   }
-  return kept;
 }
 
 // The VEC keys from `first` (a row's, in 16-byte loads where aligned; 0 past n).
