@@ -39,6 +39,7 @@ typedef struct {
   uint32_t first_pass_tickets; /* and the tickets its first pass's workgroups took (its tiles) */
   uint64_t max_n;              /* the capacity the last sort was recorded for */
   uint64_t indirect_slack;     /* keys an indirect sort's arrays hold past n (0: 2 tiles + 5) */
+  bool sampled;                /* one direction per key type and payload (test_sort's `sampled`) */
   int failures, checks;
 } harness;
 

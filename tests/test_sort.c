@@ -25,7 +25,11 @@
  *   test_sort small     small sorts' tiles (run with GPUSORT_SORT_SMALL_TILES where the
  *                       device's preset has none): sizes around each tile and each change of
  *                       tile, every layout, every placement; each sort must have taken the
- *                       tiles its capacity calls for */
+ *                       tiles its capacity calls for
+ *   test_sort MODE [ALGORITHM] sampled   types and segments in one direction per key type and
+ *                       payload, alternating (both directions still meet every key type and
+ *                       every payload): half the pipelines, which lavapipe spends most of these
+ *                       modes' time compiling (the knobs' reruns, tests/meson.build) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +186,7 @@ static void run_types(harness *h) {
   for (int key = 0; key < GS_KEY_TYPE_COUNT; key++) {
     for (int payload = 0; payload < 4; payload++) {
       for (int desc = 0; desc < 2; desc++) {
+        if (h->sampled && desc != (key + payload) % 2) continue;
         sort_case c = payload_case((gs_key_type)key, desc, payload);
         const uint64_t tile = harness_tile_keys(h, c.key, c.value_bytes), sg = h->ctx.dev.subgroup_size;
         const uint64_t sizes[] = {0, 1, sg + 1, tile - 1, tile + 1, 3 * tile + 77};
@@ -239,6 +244,8 @@ static void run_segments(harness *h) {
       for (int payload = 0; payload < 4; payload++) {
         for (size_t r = 0; r < 2; r++) {
           for (int desc = 0; desc < 2; desc++) {
+            /* (not (t + payload) % 2: that picks the segment's length) */
+            if (h->sampled && desc != (int)(t + payload / 2) % 2) continue;
             sort_case c = payload_case(types[t], desc, payload);
             c.begin_bit = ranges[r][0], c.end_bit = ranges[r][1];
             const uint64_t tile = harness_tile_keys(h, c.key, c.value_bytes);
@@ -327,21 +334,29 @@ static void run_stability(harness *h, bool keys32_only) {
   }
 }
 
-/* usage: test_sort [MODE [ALGORITHM]], ALGORITHM onesweep (default), reduce-then-scan or bitonic */
+/* usage: test_sort [MODE [ALGORITHM] [sampled]], ALGORITHM onesweep (default), reduce-then-scan
+ * or bitonic */
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "matrix";
   harness h;
   if (harness_open(&h)) return 1;
-  for (gs_sort_algo a = GS_SORT_ONESWEEP; argc > 2 && a <= GS_SORT_BITONIC; a++)
-    if (strcmp(argv[2], gs_sort_algo_name(a)) == 0) h.algo = a;
-  if (argc > 2 && strcmp(argv[2], gs_sort_algo_name(h.algo)) != 0) {
-    fprintf(stderr, "unknown algorithm '%s'\n", argv[2]);
-    return 1;
+  for (int i = 2; i < argc; i++) {
+    if (strcmp(argv[i], "sampled") == 0) {
+      h.sampled = true;
+      continue;
+    }
+    for (gs_sort_algo a = GS_SORT_ONESWEEP; a <= GS_SORT_BITONIC; a++)
+      if (strcmp(argv[i], gs_sort_algo_name(a)) == 0) h.algo = a;
+    if (strcmp(argv[i], gs_sort_algo_name(h.algo)) != 0) {
+      fprintf(stderr, "unknown algorithm '%s'\n", argv[i]);
+      return 1;
+    }
   }
   const uint64_t sg = h.ctx.dev.subgroup_size;
   const uint64_t tile = harness_tile_keys(&h, GS_KEY_U32, 0);
-  printf("device: %s, subgroup %llu, tile %llu keys, mode %s, algorithm %s\n", h.ctx.dev.info.name,
-         (unsigned long long)sg, (unsigned long long)tile, mode, gs_sort_algo_name(h.algo));
+  printf("device: %s, subgroup %llu, tile %llu keys, mode %s%s, algorithm %s\n", h.ctx.dev.info.name,
+         (unsigned long long)sg, (unsigned long long)tile, mode, h.sampled ? " (sampled)" : "",
+         gs_sort_algo_name(h.algo));
   if (tile == 0) { /* the tile does not suit the device (a GPUSORT_SORT_* knob, say) */
     fprintf(stderr, "no sort tile: %s\n", gs_last_error());
     return 1;
