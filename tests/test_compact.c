@@ -10,6 +10,10 @@
  *   test_compact misaligned   the small set with keys and values starting one element into
  *                         their buffers (not 16-byte aligned: loads of one element each)
  *   test_compact MODE TYPE   only keys of TYPE (u32, i32, f32, u64, i64, f64)
+ *   test_compact MODE [TYPE] only:M,...   only the commands M (select, partition, unique, rle,
+ *                         reduce-by-key), their tiles' edges alone among the sizes: for the knobs'
+ *                         reruns (tests/meson.build) whose knob shapes only some of them, as
+ *                         lavapipe spends most of their time compiling the others' pipelines
  *   (run matrix with GPUSORT_LOOKBACK_SPIN=1 for the look-back fallback) */
 #include <math.h>
 #include <stdio.h>
@@ -22,9 +26,14 @@
 #include "prim/compact.h"
 #include "util/error.h"
 
+/* the commands a run checks (only:) */
+enum { ONLY_SELECT = 1, ONLY_PARTITION = 2, ONLY_UNIQUE = 4, ONLY_RLE = 8, ONLY_REDUCE = 16, ONLY_ALL = 31 };
+static const char *const only_names[] = {"select", "partition", "unique", "rle", "reduce-by-key"};
+
 typedef struct {
   gs_context ctx;
   gs_device *dev;
+  unsigned only; /* ONLY_* */
   bool small;
   bool misaligned; /* inputs one element into their buffers */
   int failures, checks;
@@ -281,6 +290,7 @@ static void report(tester *t, bool ok, const char *what, const char *label, uint
 
 static void check_select(tester *t, gs_key_type type, bool partition, const predicate *p, key_dist dist, uint64_t n,
                          uint64_t tile) {
+  if (!(t->only & (partition ? ONLY_PARTITION : ONLY_SELECT))) return;
   const gs_key_info *info = gs_key_info_of(type);
   const unsigned kb = info->bytes;
   const uint64_t m = n ? n : 1;
@@ -325,6 +335,7 @@ static void check_select(tester *t, gs_key_type type, bool partition, const pred
 
 /* Unique: the first index of each run (a chunk's first key continues `previous` when given). */
 static void check_unique(tester *t, gs_key_type type, key_dist dist, uint64_t n, uint64_t tile, bool with_previous) {
+  if (!(t->only & ONLY_UNIQUE)) return;
   const gs_key_info *info = gs_key_info_of(type);
   const unsigned kb = info->bytes;
   const uint64_t m = n ? n : 1;
@@ -413,6 +424,7 @@ static uint64_t widen(const gs_key_info *in, const gs_key_info *acc, uint64_t bi
 /* count_runs: the values are ones (run-length encoding), whatever values_in holds. */
 static void check_reduce(tester *t, gs_key_type key, gs_key_type value, gs_key_type acc, gs_scan_op op, key_dist dist,
                          uint64_t n, uint64_t tile, bool count_runs) {
+  if (!(t->only & (count_runs ? ONLY_RLE : ONLY_REDUCE))) return;
   const gs_key_info *ki = gs_key_info_of(key), *vi = gs_key_info_of(value), *ai = gs_key_info_of(acc);
   const unsigned kb = ki->bytes, vb = vi->bytes, ab = ai->bytes;
   const uint64_t m = n ? n : 1;
@@ -474,21 +486,26 @@ static uint64_t tile_of(tester *t, gs_compact_config config) {
 
 static void run_type(tester *t, gs_key_type type) {
   const gs_key_info *info = gs_key_info_of(type);
-  const uint64_t sg = t->dev->subgroup_size, tile = tile_of(t, (gs_compact_config){.mode = GS_COMPACT_UNIQUE, .key = type});
+  /* each tile's edges: unique's, then select's, partition's, rle's and reduce-by-key's (of u32
+   * sums) where they differ, of the commands checked; the first of those tiles also shapes the
+   * inputs' runs */
+  const gs_compact_config shapes[] = {
+      {.mode = GS_COMPACT_UNIQUE, .key = type},
+      {.mode = GS_COMPACT_SELECT, .key = type},
+      {.mode = GS_COMPACT_PARTITION, .key = type},
+      {.mode = GS_COMPACT_REDUCE_BY_KEY, .key = type, .value = GS_KEY_U32, .acc = GS_KEY_U32, .op = GS_SCAN_SUM,
+       .count_runs = true},
+      {.mode = GS_COMPACT_REDUCE_BY_KEY, .key = type, .value = GS_KEY_U32, .acc = GS_KEY_U32, .op = GS_SCAN_SUM}};
+  const unsigned shape_only[] = {ONLY_UNIQUE, ONLY_SELECT, ONLY_PARTITION, ONLY_RLE, ONLY_REDUCE};
+  uint64_t tiles[5];
+  size_t ntiles = 0;
+  for (size_t k = 0; k < 5; k++)
+    if (t->only & shape_only[k]) tiles[ntiles++] = tile_of(t, shapes[k]);
+  const uint64_t sg = t->dev->subgroup_size, tile = tiles[0];
   uint64_t sizes[28] = {0, 1};
   size_t count = 2;
   if (!t->small) sizes[count++] = 7, sizes[count++] = sg - 1, sizes[count++] = sg + 1, sizes[count++] = 40 * tile + 3;
-  /* each tile's edges: unique's, then select's, partition's, rle's and reduce-by-key's (of u32
-   * sums) where they differ */
-  const uint64_t tiles[] = {tile, tile_of(t, (gs_compact_config){.mode = GS_COMPACT_SELECT, .key = type}),
-                            tile_of(t, (gs_compact_config){.mode = GS_COMPACT_PARTITION, .key = type}),
-                            tile_of(t, (gs_compact_config){.mode = GS_COMPACT_REDUCE_BY_KEY, .key = type,
-                                                           .value = GS_KEY_U32, .acc = GS_KEY_U32,
-                                                           .op = GS_SCAN_SUM, .count_runs = true}),
-                            tile_of(t, (gs_compact_config){.mode = GS_COMPACT_REDUCE_BY_KEY, .key = type,
-                                                           .value = GS_KEY_U32, .acc = GS_KEY_U32,
-                                                           .op = GS_SCAN_SUM})};
-  for (size_t k = 0; k < sizeof tiles / sizeof tiles[0]; k++) {
+  for (size_t k = 0; k < ntiles; k++) {
     bool seen = false;
     for (size_t j = 0; j < k; j++) seen = seen || tiles[j] == tiles[k];
     if (seen) continue;
@@ -560,12 +577,31 @@ static void run_type(tester *t, gs_key_type type) {
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "matrix";
-  tester t = {0};
+  tester t = {.only = ONLY_ALL};
   t.misaligned = strcmp(mode, "misaligned") == 0;
   t.small = t.misaligned || strcmp(mode, "small") == 0;
   gs_key_type only = GS_KEY_U32;
-  if ((!t.small && strcmp(mode, "matrix") != 0) || (argc > 2 && gs_key_type_from_name(argv[2], &only) != 0)) {
-    fprintf(stderr, "usage: test_compact matrix|small|misaligned [u32|i32|f32|u64|i64|f64]\n");
+  bool one_type = false, usage = !t.small && strcmp(mode, "matrix") != 0;
+  for (int i = 2; i < argc && !usage; i++) {
+    if (strncmp(argv[i], "only:", 5) == 0) {
+      t.only = 0;
+      for (const char *m = argv[i] + 5; *m && !usage; m += *m == ',') {
+        const size_t len = strcspn(m, ",");
+        unsigned bit = 0;
+        for (unsigned c = 0; c < 5; c++)
+          if (strlen(only_names[c]) == len && strncmp(m, only_names[c], len) == 0) bit = 1u << c;
+        usage = bit == 0;
+        t.only |= bit;
+        m += len;
+      }
+    } else {
+      usage = one_type || gs_key_type_from_name(argv[i], &only) != 0;
+      one_type = true;
+    }
+  }
+  if (usage || t.only == 0) {
+    fprintf(stderr, "usage: test_compact matrix|small|misaligned [u32|i32|f32|u64|i64|f64] "
+                    "[only:select,partition,unique,rle,reduce-by-key]\n");
     return 2;
   }
   gs_context_init(&t.ctx, -1, 60, 0);
@@ -574,9 +610,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   t.dev = &t.ctx.dev;
-  printf("device: %s, subgroup %u, mode %s\n", t.dev->info.name, t.dev->subgroup_size, mode);
+  printf("device: %s, subgroup %u, mode %s, commands", t.dev->info.name, t.dev->subgroup_size, mode);
+  for (unsigned c = 0; c < 5; c++)
+    if (t.only & (1u << c)) printf(" %s", only_names[c]);
+  printf("\n");
   for (size_t i = 0; i < 6; i++)
-    if (argc < 3 || all_types[i] == only) run_type(&t, all_types[i]);
+    if (!one_type || all_types[i] == only) run_type(&t, all_types[i]);
   printf("%d checks, %d failures\n", t.checks, t.failures);
   gs_context_close(&t.ctx);
   return t.failures ? 1 : 0;
