@@ -30,9 +30,19 @@
 enum { ONLY_SELECT = 1, ONLY_PARTITION = 2, ONLY_UNIQUE = 4, ONLY_RLE = 8, ONLY_REDUCE = 16, ONLY_ALL = 31 };
 static const char *const only_names[] = {"select", "partition", "unique", "rle", "reduce-by-key"};
 
+/* Compactions made once per configuration and kept for every check of its key type: llvmpipe
+ * compiles a pipeline's code on each creation, even from its cache. */
+enum { MAX_KEPT_COMPACTIONS = 128 };
+typedef struct {
+  gs_compact_config config;
+  gs_compact compact;
+} kept_compaction;
+
 typedef struct {
   gs_context ctx;
   gs_device *dev;
+  kept_compaction kept[MAX_KEPT_COMPACTIONS];
+  unsigned kept_count;
   unsigned only; /* ONLY_* */
   bool small;
   bool misaligned; /* inputs one element into their buffers */
@@ -121,6 +131,26 @@ typedef struct {
 
 enum { OUT_KEYS = 1, OUT_INDICES = 2, OUT_BOTH = 3 };
 
+static bool same_config(const gs_compact_config *a, const gs_compact_config *b) {
+  return a->mode == b->mode && a->key == b->key && a->value == b->value && a->acc == b->acc && a->op == b->op &&
+         a->count_runs == b->count_runs;
+}
+
+/* The compaction of configuration c, made on first use. */
+static int compaction_for(tester *t, const gs_compact_config *c, const gs_compact **out) {
+  for (unsigned i = 0; i < t->kept_count; i++)
+    if (same_config(&t->kept[i].config, c)) return *out = &t->kept[i].compact, GPUSORT_OK;
+  if (t->kept_count == MAX_KEPT_COMPACTIONS)
+    return gs_fail(GPUSORT_ERROR_RUNTIME, "the test keeps at most %d compactions", MAX_KEPT_COMPACTIONS);
+  kept_compaction *k = &t->kept[t->kept_count];
+  const int rc = gs_compact_create(t->dev, &t->ctx.memops, &t->ctx.config, c, &k->compact);
+  if (rc) return rc;
+  k->config = *c;
+  t->kept_count++;
+  *out = &k->compact;
+  return GPUSORT_OK;
+}
+
 /* Runs one compaction of n keys (and values) with the outputs asked for (OUT_*) and downloads
  * everything it wrote. */
 static int run_gpu(tester *t, const gs_compact_config *c, const unsigned char *keys, const unsigned char *values,
@@ -132,19 +162,19 @@ static int run_gpu(tester *t, const gs_compact_config *c, const unsigned char *k
   const uint64_t m = n ? n : 1;
   /* misaligned: the inputs start one element into buffers one element longer */
   const unsigned key_shift = t->misaligned ? kb : 0, value_shift = t->misaligned ? vb : 0;
-  gs_compact compact;
   gs_buffer keys_in = {0}, values_in = {0}, keys_out = {0}, indices_out = {0}, values_out = {0}, state = {0},
             program_buf = {0};
   gs_stager up = {0};
   gs_submission sub = {0};
   gs_transfer_stats stats = {0};
-  int rc = gs_compact_create(t->dev, &t->ctx.memops, &t->ctx.config, c, &compact);
+  const gs_compact *compact = NULL;
+  int rc = compaction_for(t, c, &compact);
   if (!rc) rc = gs_buffer_create(t->dev, &keys_in, m * kb + key_shift, GS_MEM_DEVICE, "test keys");
   if (!rc) rc = gs_buffer_create(t->dev, &keys_out, m * kb, GS_MEM_DEVICE, "test kept keys");
   if (!rc) rc = gs_buffer_create(t->dev, &indices_out, m * 4, GS_MEM_DEVICE, "test indices");
   if (!rc && rbk) rc = gs_buffer_create(t->dev, &values_in, m * vb + value_shift, GS_MEM_DEVICE, "test values");
   if (!rc && rbk) rc = gs_buffer_create(t->dev, &values_out, m * ab, GS_MEM_DEVICE, "test reduced values");
-  if (!rc) rc = gs_buffer_create(t->dev, &state, gs_compact_state_bytes(&compact, n), GS_MEM_DEVICE, "test state");
+  if (!rc) rc = gs_buffer_create(t->dev, &state, gs_compact_state_bytes(compact, n), GS_MEM_DEVICE, "test state");
   if (!rc) rc = gs_buffer_create(t->dev, &program_buf, sizeof(gs_predicate_op) * GS_PREDICATE_MAX_OPS, GS_MEM_DEVICE,
                                  "test program");
   if (!rc) rc = gs_stager_create(t->dev, &up, GS_MEM_UPLOAD, m * (kb > vb ? kb : vb) + 4096);
@@ -167,7 +197,7 @@ static int run_gpu(tester *t, const gs_compact_config *c, const unsigned char *k
                                 .program_length = program_length,
                                 .has_previous = has_previous,
                                 .previous_bits = previous};
-    rc = gs_compact_record(&compact, sub.cb, n, &run, NULL);
+    rc = gs_compact_record(compact, sub.cb, n, &run, NULL);
   }
   if (!rc) rc = gs_submission_submit(t->dev, &sub, "the test compaction");
   if (!rc) rc = gs_submission_wait(t->dev, &sub, "the test compaction");
@@ -189,7 +219,6 @@ static int run_gpu(tester *t, const gs_compact_config *c, const unsigned char *k
   gs_buffer_destroy(t->dev, &values_out);
   gs_buffer_destroy(t->dev, &state);
   gs_buffer_destroy(t->dev, &program_buf);
-  gs_compact_destroy(&compact);
   return rc;
 }
 
@@ -477,11 +506,8 @@ static void check_reduce(tester *t, gs_key_type key, gs_key_type value, gs_key_t
  * partition's are staged in shared memory, and each mode bounds its invocations and rows by
  * what it keeps in registers: src/prim/compact.c). */
 static uint64_t tile_of(tester *t, gs_compact_config config) {
-  gs_compact c;
-  if (gs_compact_create(t->dev, &t->ctx.memops, &t->ctx.config, &config, &c)) return 1024;
-  const uint64_t tile = c.tile;
-  gs_compact_destroy(&c);
-  return tile;
+  const gs_compact *c = NULL;
+  return compaction_for(t, &config, &c) ? 1024 : c->tile;
 }
 
 static void run_type(tester *t, gs_key_type type) {
@@ -614,8 +640,11 @@ int main(int argc, char **argv) {
   for (unsigned c = 0; c < 5; c++)
     if (t.only & (1u << c)) printf(" %s", only_names[c]);
   printf("\n");
-  for (size_t i = 0; i < 6; i++)
-    if (!one_type || all_types[i] == only) run_type(&t, all_types[i]);
+  for (size_t i = 0; i < 6; i++) {
+    if (one_type && all_types[i] != only) continue;
+    run_type(&t, all_types[i]);
+    for (; t.kept_count > 0; t.kept_count--) gs_compact_destroy(&t.kept[t.kept_count - 1].compact);
+  }
   printf("%d checks, %d failures\n", t.checks, t.failures);
   gs_context_close(&t.ctx);
   return t.failures ? 1 : 0;
