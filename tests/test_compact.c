@@ -30,19 +30,9 @@
 enum { ONLY_SELECT = 1, ONLY_PARTITION = 2, ONLY_UNIQUE = 4, ONLY_RLE = 8, ONLY_REDUCE = 16, ONLY_ALL = 31 };
 static const char *const only_names[] = {"select", "partition", "unique", "rle", "reduce-by-key"};
 
-/* Compactions made once per configuration and kept for every check of its key type: llvmpipe
- * compiles a pipeline's code on each creation, even from its cache. */
-enum { MAX_KEPT_COMPACTIONS = 128 };
-typedef struct {
-  gs_compact_config config;
-  gs_compact compact;
-} kept_compaction;
-
 typedef struct {
   gs_context ctx;
   gs_device *dev;
-  kept_compaction kept[MAX_KEPT_COMPACTIONS];
-  unsigned kept_count;
   unsigned only; /* ONLY_* */
   bool small;
   bool misaligned; /* inputs one element into their buffers */
@@ -131,26 +121,6 @@ typedef struct {
 
 enum { OUT_KEYS = 1, OUT_INDICES = 2, OUT_BOTH = 3 };
 
-static bool same_config(const gs_compact_config *a, const gs_compact_config *b) {
-  return a->mode == b->mode && a->key == b->key && a->value == b->value && a->acc == b->acc && a->op == b->op &&
-         a->count_runs == b->count_runs;
-}
-
-/* The compaction of configuration c, made on first use. */
-static int compaction_for(tester *t, const gs_compact_config *c, const gs_compact **out) {
-  for (unsigned i = 0; i < t->kept_count; i++)
-    if (same_config(&t->kept[i].config, c)) return *out = &t->kept[i].compact, GPUSORT_OK;
-  if (t->kept_count == MAX_KEPT_COMPACTIONS)
-    return gs_fail(GPUSORT_ERROR_RUNTIME, "the test keeps at most %d compactions", MAX_KEPT_COMPACTIONS);
-  kept_compaction *k = &t->kept[t->kept_count];
-  const int rc = gs_compact_create(t->dev, &t->ctx.memops, &t->ctx.config, c, &k->compact);
-  if (rc) return rc;
-  k->config = *c;
-  t->kept_count++;
-  *out = &k->compact;
-  return GPUSORT_OK;
-}
-
 /* Runs one compaction of n keys (and values) with the outputs asked for (OUT_*) and downloads
  * everything it wrote. */
 static int run_gpu(tester *t, const gs_compact_config *c, const unsigned char *keys, const unsigned char *values,
@@ -168,7 +138,7 @@ static int run_gpu(tester *t, const gs_compact_config *c, const unsigned char *k
   gs_submission sub = {0};
   gs_transfer_stats stats = {0};
   const gs_compact *compact = NULL;
-  int rc = compaction_for(t, c, &compact);
+  int rc = gs_context_compact(&t->ctx, c, &compact);
   if (!rc) rc = gs_buffer_create(t->dev, &keys_in, m * kb + key_shift, GS_MEM_DEVICE, "test keys");
   if (!rc) rc = gs_buffer_create(t->dev, &keys_out, m * kb, GS_MEM_DEVICE, "test kept keys");
   if (!rc) rc = gs_buffer_create(t->dev, &indices_out, m * 4, GS_MEM_DEVICE, "test indices");
@@ -507,7 +477,7 @@ static void check_reduce(tester *t, gs_key_type key, gs_key_type value, gs_key_t
  * what it keeps in registers: src/prim/compact.c). */
 static uint64_t tile_of(tester *t, gs_compact_config config) {
   const gs_compact *c = NULL;
-  return compaction_for(t, &config, &c) ? 1024 : c->tile;
+  return gs_context_compact(&t->ctx, &config, &c) ? 1024 : c->tile;
 }
 
 static void run_type(tester *t, gs_key_type type) {
@@ -584,21 +554,23 @@ static void run_type(tester *t, gs_key_type type) {
     check_unique(t, type, KEYS_DISTINCT, n, tile, true);
   }
   /* reduce-by-key: every value type against this key type, then the operators and widened
-   * accumulators, on runs short, long, all equal and all distinct */
+   * accumulators, on runs short, long, all equal and all distinct; each configuration over
+   * every size in turn (the context keeps a few compactions, and lavapipe compiles each) */
   static const key_dist run_dists[] = {KEYS_RUNS_SHORT, KEYS_RUNS_LONG, KEYS_EQUAL, KEYS_DISTINCT};
   static const gs_key_type widened[][2] = {{GS_KEY_U32, GS_KEY_U64}, {GS_KEY_I32, GS_KEY_I64}, {GS_KEY_F32, GS_KEY_F64},
                                            {GS_KEY_I32, GS_KEY_F64}};
-  for (size_t s = 0; s < count; s++) {
-    const uint64_t n = sizes[s];
-    for (size_t v = 0; v < 6; v++)
-      for (int op = 0; op < 3; op++)
-        if (!t->small || op == 0 || v == 2)
-          check_reduce(t, type, all_types[v], all_types[v], (gs_scan_op)op, run_dists[(v + op) % 4], n, tile, false);
-    for (size_t w = 0; w < 4 && !t->small; w++)
-      check_reduce(t, type, widened[w][0], widened[w][1], GS_SCAN_SUM, run_dists[w], n, tile, false);
-    for (size_t d = 0; d < 4; d++)
-      check_reduce(t, type, GS_KEY_U32, d % 2 ? GS_KEY_U64 : GS_KEY_U32, GS_SCAN_SUM, run_dists[d], n, tile, true);
-  }
+  for (size_t v = 0; v < 6; v++)
+    for (int op = 0; op < 3; op++)
+      for (size_t s = 0; s < count && (!t->small || op == 0 || v == 2); s++)
+        check_reduce(t, type, all_types[v], all_types[v], (gs_scan_op)op, run_dists[(v + op) % 4], sizes[s], tile,
+                     false);
+  for (size_t w = 0; w < 4 && !t->small; w++)
+    for (size_t s = 0; s < count; s++)
+      check_reduce(t, type, widened[w][0], widened[w][1], GS_SCAN_SUM, run_dists[w], sizes[s], tile, false);
+  for (size_t d = 0; d < 4; d++)
+    for (size_t s = 0; s < count; s++)
+      check_reduce(t, type, GS_KEY_U32, d % 2 ? GS_KEY_U64 : GS_KEY_U32, GS_SCAN_SUM, run_dists[d], sizes[s], tile,
+                   true);
 }
 
 int main(int argc, char **argv) {
@@ -640,11 +612,8 @@ int main(int argc, char **argv) {
   for (unsigned c = 0; c < 5; c++)
     if (t.only & (1u << c)) printf(" %s", only_names[c]);
   printf("\n");
-  for (size_t i = 0; i < 6; i++) {
-    if (one_type && all_types[i] != only) continue;
-    run_type(&t, all_types[i]);
-    for (; t.kept_count > 0; t.kept_count--) gs_compact_destroy(&t.kept[t.kept_count - 1].compact);
-  }
+  for (size_t i = 0; i < 6; i++)
+    if (!one_type || all_types[i] == only) run_type(&t, all_types[i]);
   printf("%d checks, %d failures\n", t.checks, t.failures);
   gs_context_close(&t.ctx);
   return t.failures ? 1 : 0;
