@@ -36,9 +36,9 @@ extern "C" {
 
 #define GPUSORT_VERSION_MAJOR 0
 #define GPUSORT_VERSION_MINOR 7
-#define GPUSORT_VERSION_PATCH 42
+#define GPUSORT_VERSION_PATCH 43
 #define GPUSORT_VERSION_NUMBER (GPUSORT_VERSION_MAJOR * 10000 + GPUSORT_VERSION_MINOR * 100 + GPUSORT_VERSION_PATCH)
-#define GPUSORT_VERSION_STRING "0.7.42"
+#define GPUSORT_VERSION_STRING "0.7.43"
 
 /* Initializer of a struct whose fields all default to zero but struct_size (in C++, a value
  * built by a function, so that -Wmissing-field-initializers has nothing to say). */
@@ -276,6 +276,10 @@ typedef enum gpusort_device_type {
 GPUSORT_API const char *gpusort_device_type_name(gpusort_device_type type);
 
 #define GPUSORT_SMALL_SORT_TILES 4 /* small sorts' tiles a device's configuration has at most */
+/* The members of the look-back family whose tiles walk early (compact_early_walk's bits) */
+#define GPUSORT_EARLY_WALK_UNIQUE (1u << 0)
+#define GPUSORT_EARLY_WALK_RLE (1u << 1)
+#define GPUSORT_EARLY_WALK_REDUCE_BY_KEY (1u << 2)
 
 typedef struct gpusort_device_info {
   uint32_t struct_size;
@@ -345,9 +349,10 @@ typedef struct gpusort_device_info {
   /* Select's and partition's read-ahead (since 0.7.30): before its look-back, a tile reads the
    * input about this many KiB past its own into cache (0: none). */
   uint32_t compact_read_ahead_kib;
-  /* The early walk (unique since 0.7.33, rle and reduce-by-key since 0.7.34): 1 where subgroup 0
-   * of each of their tiles holds no keys and walks the look-back while the others load theirs
-   * (0: the whole tile loads, then walks). */
+  /* The early walk (unique since 0.7.33, rle and reduce-by-key since 0.7.34): the members whose
+   * tiles' subgroup 0 holds no keys and walks the look-back while the others load theirs
+   * (GPUSORT_EARLY_WALK_* bits since 0.7.43, before which 1 stood for all three; a member
+   * without its bit loads the whole tile, then walks). */
   uint32_t compact_early_walk;
   /* The look-back scan's early walk (since 0.7.36): 1 where subgroup 0 of each of its tiles
    * holds no elements and walks the look-back while the others load theirs. */

@@ -24,9 +24,10 @@
 //   4. write every kept key (and index, and value) to its place: select and partition from a
 //      copy of the tile's records (keys, or positions in the tile) in output order that waits
 //      in shared memory during step 2 (contiguous stores; each sub-tile goes through step 1 in
-//      turn before the one look-back); unique and reduce-by-key with the flags kept in
-//      registers, reading kept keys (and values) again from the input, now in cache.
-// With an early walk (EARLY_WALK: NVIDIA's preset), unique, rle and reduce-by-key take step 2
+//      turn before the one look-back); unique, rle and reduce-by-key with the flags kept in
+//      registers (reduce-by-key's values too), reading kept keys again from the input, now in
+//      cache.
+// With an early walk (EARLY_WALK: NVIDIA's preset for unique and rle), these three take step 2
 // (rle and reduce-by-key step 3 as well) in a subgroup that holds no keys, from the tile's
 // start, while the others go through step 1 (unique_tile_early_walk, runs_tile_early_walk).
 #if KEY_BITS == 64 || (defined(REDUCE_BY_KEY) && (IN_BITS == 64 || ACC_REP == 2 || ACC_REP == 4 || !defined(SPLIT_DESCRIPTORS)))
@@ -64,15 +65,19 @@ const uint DATA_SUBGROUPS = EARLY_WALK != 0u ? NUM_SUBGROUPS - 1u : NUM_SUBGROUP
 const uint SUBTILE = DATA_SUBGROUPS * SUBGROUP_SIZE * ITEMS;
 const uint TILE = STAGED_STORES ? SUBTILE * SUBTILES : SUBTILE;
 const uint LOAD_VEC = 128u / KEY_BITS;       // keys of one 16-byte load
-// Keys a lane holds side by side in a row (VEC): one load's, or in rle up to four loads' (a
-// lane's keys then lie in one row, in a block: one shuffle, ballot and scan across the lanes
-// where four rows took four of each). H200, 2^24 / 2^26 / 2^28 u32 keys, same run, two rounds:
-// rle 0.062 / 0.207 and 0.206 / 0.775 and 0.777 ms against 0.065 / 0.217 and 0.216 / 0.814 and
-// 0.818 in four rows (CUB 0.061 / 0.201 / 0.762), 40 registers either way. Every other mode was
-// slower in blocks: reduce-by-key 1.166 ms against 1.024 (its write phase reads a lane's whole
-// block again), select 0.708 against 0.676, partition 0.857 against 0.846, unique 0.519 against
-// 0.513.
-#ifdef COUNT_RUNS
+// Keys a lane holds side by side in a row (VEC): one load's, or in rle and reduce-by-key up to
+// four loads' (a lane's keys then lie in one row, in a block: one shuffle, ballot and scan
+// across the lanes where four rows took four of each). H200, 2^24 / 2^26 / 2^28 u32 keys, same
+// run, two rounds: rle 0.062 / 0.207 and 0.206 / 0.775 and 0.777 ms against 0.065 / 0.217 and
+// 0.216 / 0.814 and 0.818 in four rows (CUB 0.061 / 0.201 / 0.762), 40 registers either way.
+// Reduce-by-key in blocks holds its values in registers through the look-back (write_runs).
+// H100, 2^28 u32 keys and sums, same run, two rounds, without the early walk: 0.924 and 0.922
+// ms at 40 registers against 1.062 and 1.061 at 56 in rows with the values read again after
+// the look-back (CUB 0.932); with the walk, 1.006 and 1.008 against 1.020 and 1.020 in blocks
+// read again, 1.013 and 1.020 in rows read again, 1.119 and 1.125 in rows held (55 registers).
+// The other modes were slower in blocks: select 0.708 against 0.676, partition 0.857 against
+// 0.846, unique 0.519 against 0.513.
+#ifdef REDUCE_BY_KEY
 const uint LOADS = ITEMS / LOAD_VEC;
 const uint CHUNK_LOADS = LOADS % 4u == 0u ? 4u : LOADS % 2u == 0u ? 2u : 1u;
 #else
@@ -440,14 +445,23 @@ rep_t value_at(uint g) {
 #endif
 layout(buffer_reference, std430, buffer_reference_align = VALUE_VECTOR_BYTES) readonly buffer ValueVectors { value_vector_t vectors[]; };
 const uint VALUE_VEC = VALUE_VECTOR_BYTES * 8u / IN_BITS; // values of one load
-void load_value_row(uint first, out rep_t row[VEC]) {
-  if ((pc.flags & GS_COMPACT_VALUES_ALIGNED) != 0u && first + VEC <= pc.n) {
-    [[unroll]] for (uint v = 0u; v < VEC / VALUE_VEC; v++) {
-      const value_vector_t raw = ValueVectors(pc.values_in).vectors[first / VALUE_VEC + v];
-      [[unroll]] for (uint k = 0u; k < VALUE_VEC; k++) row[v * VALUE_VEC + k] = rep_of_input(raw[k]);
-    }
+// The VALUE_VEC values from `first` (a multiple of VALUE_VEC): one load where aligned and inside n.
+void load_value_vector(uint first, out rep_t part[VALUE_VEC]) {
+  if ((pc.flags & GS_COMPACT_VALUES_ALIGNED) != 0u && first + VALUE_VEC <= pc.n) {
+    const value_vector_t raw = ValueVectors(pc.values_in).vectors[first / VALUE_VEC];
+    [[unroll]] for (uint k = 0u; k < VALUE_VEC; k++) part[k] = rep_of_input(raw[k]);
   } else {
-    [[unroll]] for (uint k = 0u; k < VEC; k++) row[k] = value_at(first + k);
+    [[unroll]] for (uint k = 0u; k < VALUE_VEC; k++) part[k] = value_at(first + k);
+  }
+}
+// (a vector at a time, each tested against n on its own: the form measured with the values
+// held in blocks, H100, 2^28, 0.924 and 0.922 ms beside 0.7.42's 1.013 and 1.020 in one run;
+// one test for the whole row took 0.935 beside 0.7.42's 1.015 in another)
+void load_value_row(uint first, out rep_t row[VEC]) {
+  [[unroll]] for (uint v = 0u; v < VEC / VALUE_VEC; v++) {
+    rep_t part[VALUE_VEC];
+    load_value_vector(first + v * VALUE_VEC, part);
+    [[unroll]] for (uint k = 0u; k < VALUE_VEC; k++) row[v * VALUE_VEC + k] = part[k];
   }
 }
 #endif
@@ -779,7 +793,7 @@ void load_segment_values(uint segment_first, out rep_t values[ROWS][VEC]) {
 
 // Reduce-by-key: values along the runs. Per row, (head_before_row, value_before_row):
 // everything in the segment before this lane's chunk, as a segmented scan's (head, value) pair
-// (the chunk's own values are read again as its runs are written); and the segment's.
+// (the chunk's own values wait in `values` until its runs are written); and the segment's.
 void segment_values(uint flags, rep_t values[ROWS][VEC], out bool head_before_row[ROWS], out rep_t value_before_row[ROWS],
                     out bool segment_head, out rep_t segment_value) {
   const uint lane = gl_SubgroupInvocationID;
@@ -877,11 +891,12 @@ void write_heads(uint first, uint heads, uint at) {
 // / 0.498 ms at 31 registers, against 0.054 and 0.053 / 0.169 / 0.630 and 0.636 with those
 // passes but the keys kept in registers (40), and 0.059 and 0.058 / 0.192 and 0.191 / 0.723
 // and 0.725 with a pass per key (CUB 0.063 / 0.202 / 0.761). Reduce-by-key keeps a pass per key
-// for the values of its rows of 4 (it needs each key's value), taking the run ends as a mask
-// (0.956 and 0.958 ms at 2^28 against 0.992 and 0.994 testing each key's bounds and successor).
-// Its heads a pass per head: H100, same sizes, same run, two rounds, 0.083 / 0.268 and 0.271 /
-// 1.028 and 1.019 ms against 0.087 and 0.088 / 0.284 and 0.285 / 1.069 and 1.076 with a row's
-// keys read in one load and written a pass per key (CUB 0.072 / 0.243 / 0.925).
+// for its values (it needs each key's), which waited in registers (`values`) through the
+// look-back, taking the run ends as a mask (0.956 and 0.958 ms at 2^28 against 0.992 and 0.994
+// testing each key's bounds and successor). Its heads a pass per head: H100, same sizes, same
+// run, two rounds, 0.083 / 0.268 and 0.271 / 1.028 and 1.019 ms against 0.087 and 0.088 / 0.284
+// and 0.285 / 1.069 and 1.076 with a row's keys read in one load and written a pass per key
+// (CUB 0.072 / 0.243 / 0.925).
 #ifdef COUNT_RUNS
 void write_runs(uint tile, uint segment_first, uint flags, uint kept_before, uint kept_before_row[ROWS],
                 uint heads_before_row[ROWS], uint heads_before_segment, rep_t open_run, uint next_lane_flags,
@@ -890,7 +905,7 @@ void write_runs(uint tile, uint segment_first, uint flags, uint kept_before, uin
 void write_runs(uint tile, uint segment_first, uint flags, uint kept_before, uint kept_before_row[ROWS],
                 bool head_before_row[ROWS], rep_t value_before_row[ROWS], bool head_before_segment,
                 rep_t value_before_segment, rep_t open_run, uint next_lane_flags, uint lane0_flags,
-                bool next_segment_opens) {
+                bool next_segment_opens, rep_t values[ROWS][VEC]) {
 #endif
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
     uint at = kept_before + kept_before_row[r]; // output index of this lane's next head
@@ -911,14 +926,12 @@ void write_runs(uint tile, uint segment_first, uint flags, uint kept_before, uin
     }
     write_heads(first, row_flags, at);
 #else
-    rep_t chunk_value = rep_identity(); // the values of key g's run since the chunk's first key (or its head), read again
-    rep_t row_values[VEC];
-    load_value_row(first, row_values);
+    rep_t chunk_value = rep_identity(); // the values of key g's run since the chunk's first key (or its head)
     write_heads(first, (flags >> (r * VEC)) & VEC_MASK, at);
     [[unroll]] for (uint k = 0u; k < VEC; k++) { // (keys past n: neither flags nor ends)
       const uint i = r * VEC + k;
       if ((flags & (1u << i)) != 0u) at++;
-      chunk_value = (flags & (1u << i)) != 0u ? row_values[k] : combine(chunk_value, row_values[k]);
+      chunk_value = (flags & (1u << i)) != 0u ? values[r][k] : combine(chunk_value, values[r][k]);
       if ((row_ends & (1u << k)) != 0u) { // the run's value, with what came before this chunk if it started there
         rep_t value = chunk_value;
         if ((flags & (((2u << k) - 1u) << (r * VEC))) == 0u) {
@@ -935,16 +948,12 @@ void write_runs(uint tile, uint segment_first, uint flags, uint kept_before, uin
   }
 }
 
-// Reduce-by-key and rle: a tile of one sub-tile. Reduce-by-key reads its kept keys and its
-// values again from the input, now in cache, as it writes its runs after the look-back: in
-// tiles of 256 x 16 keys, 48 registers on an H100 for u32 keys and values, against 80 when
-// every key and running value waited in registers across the look-back (2^28 u32 keys, same
-// run: 1.72 ms against 1.96; 64 registers and 1.74 ms with the keys kept); 32 registers in
-// the 512 x 8 it took there, 40 in the 512 x 12 it now takes on an H200 (src/prim/compact.c).
-// Both read only their heads' keys again, and reduce-by-key a row's values in one load
-// (write_runs). (In a pass per key, reading a row's keys and values before writing its runs
-// took 1.369 ms against 1.384 reading each as the run reached it, H200, 2^28 u32 keys and sums
-// in tiles of 512 x 8, same runs.)
+// Reduce-by-key and rle: a tile of one sub-tile. Both read their heads' keys again from the
+// input, now in cache, as they write their runs after the look-back (write_runs); reduce-by-key
+// holds its values in registers through the look-back, in blocks (VEC; measured there). In an
+// early version, in tiles of 256 x 16 keys, every key and running value waiting in registers
+// across the look-back had taken 80 registers on an H100 for u32 keys and values, against 48
+// with both read again (2^28 u32 keys, same run: 1.96 ms against 1.72).
 void runs_tile(uint tile) {
   const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
   const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
@@ -1038,7 +1047,7 @@ void runs_tile(uint tile) {
 #else
   write_runs(tile, segment_first, flags, s_count_before + kept_before_segment, kept_before_row, head_before_row,
              value_before_row, head_before_segment, value_before_segment,
-             first_is_head ? rep_identity() : s_value_before, next_lane_flags, lane0_flags, next_segment_opens);
+             first_is_head ? rep_identity() : s_value_before, next_lane_flags, lane0_flags, next_segment_opens, values);
 #endif
 }
 
@@ -1064,7 +1073,7 @@ void runs_tile_early_walk(uint tile) {
   uint heads_before_row[ROWS];
 #else
   bool head_before_row[ROWS];
-  rep_t value_before_row[ROWS];
+  rep_t value_before_row[ROWS], values[ROWS][VEC];
 #endif
   if (gl_SubgroupID == 0u) {
     const bool first_is_head = starts_run(tile_first, key_at(tile_first)); // (tile_first < n)
@@ -1076,11 +1085,10 @@ void runs_tile_early_walk(uint tile) {
     }
   } else {
 #ifndef COUNT_RUNS
-    // The values are loaded with the keys, in one round of loads, and held until their
-    // segmented scans. H200, 2^28 u32 keys and sums, same run: 1.029 ms at 40 registers against
-    // 1.068 at 32 with each row's values loaded as its scan began (an earlier run: 1.024 against
-    // 1.063).
-    rep_t values[ROWS][VEC];
+    // The values are loaded with the keys, in one round of loads, and held until their runs are
+    // written. H200, 2^28 u32 keys and sums, same run: 1.029 ms at 40 registers against 1.068
+    // at 32 with each row's values loaded as its scan began (an earlier run: 1.024 against
+    // 1.063), both reading them again after the look-back.
     load_segment_values(segment_first, values);
 #endif
     const uint segment_kept = flag_segment(segment_first, keys, flags, kept_before_row);
@@ -1136,7 +1144,7 @@ void runs_tile_early_walk(uint tile) {
   const bool head_before_segment = s_segment_head[gl_SubgroupID];
   const rep_t value_before_segment = s_segment_value[gl_SubgroupID];
   write_runs(tile, segment_first, flags, kept_before, kept_before_row, head_before_row, value_before_row,
-             head_before_segment, value_before_segment, open_run, next_lane_flags, lane0_flags, next_segment_opens);
+             head_before_segment, value_before_segment, open_run, next_lane_flags, lane0_flags, next_segment_opens, values);
 #endif
 }
 #endif

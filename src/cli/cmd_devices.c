@@ -28,9 +28,18 @@ static void print_configuration(const gpusort_device_info *d) {
   if (d->compact_read_ahead_kib)
     printf("        select and partition: each tile reads the input %u KiB past its own into cache before its "
            "look-back\n", d->compact_read_ahead_kib);
-  if (d->compact_early_walk)
-    printf("        unique, rle and reduce-by-key: one subgroup of each tile walks the look-back while the others "
-           "load the tile's keys\n");
+  if (d->compact_early_walk) { /* the members that walk, as "a", "a and b" or "a, b and c" */
+    static const struct { uint32_t bit; const char *name; } members[] = {
+        {GPUSORT_EARLY_WALK_UNIQUE, "unique"}, {GPUSORT_EARLY_WALK_RLE, "rle"},
+        {GPUSORT_EARLY_WALK_REDUCE_BY_KEY, "reduce-by-key"}};
+    unsigned left = 0;
+    for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) left += (d->compact_early_walk & members[i].bit) != 0;
+    printf("        ");
+    for (size_t i = 0; i < sizeof members / sizeof members[0]; i++)
+      if (d->compact_early_walk & members[i].bit)
+        printf("%s%s", members[i].name, --left == 0 ? "" : left == 1 ? " and " : ", ");
+    printf(": one subgroup of each tile walks the look-back while the others load the tile's keys\n");
+  }
   if (d->scan_early_walk)
     printf("        look-back scan: one subgroup of each tile walks the look-back while the others load the "
            "tile's elements\n");

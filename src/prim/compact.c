@@ -11,6 +11,14 @@ enum {
 };
 
 static bool reduces(const gs_compact_config *c) { return c->mode == GS_COMPACT_REDUCE_BY_KEY; }
+/* Whether the device's configuration has this member's tiles walk early (where they can). */
+static bool walks_early(const gs_device_config *device_config, const gs_compact_config *c) {
+  const uint32_t member = c->mode == GS_COMPACT_UNIQUE ? GPUSORT_EARLY_WALK_UNIQUE
+                          : !reduces(c)                ? 0
+                          : c->count_runs              ? GPUSORT_EARLY_WALK_RLE
+                                                       : GPUSORT_EARLY_WALK_REDUCE_BY_KEY;
+  return (device_config->compact_early_walk & member) != 0;
+}
 
 /* Shared memory of a tile: select and partition stage its records in output order
  * (compact.comp's s_staged), and every mode keeps a few words per subgroup and the walk's
@@ -115,7 +123,11 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    *    invocations, as rle. Since 0.7.39 its values are loaded with the keys and held only until
    *    their segmented scans: 1.029 ms at 2^28 against 1.068 and 1.067 (40 registers against
    *    32; CUB 0.844; H200, same run). In a later run 512 x 3 took 1.051 ms (32 registers) and
-   *    384 x 4 1.081 (56), against 1.024 at 512 x 4 (0.7.39);
+   *    384 x 4 1.081 (56), against 1.024 at 512 x 4 (0.7.39). Since 0.7.43 it holds its values
+   *    through the look-back, in blocks of four loads (compact.comp's CHUNK_LOADS), and on
+   *    NVIDIA no longer walks early: 384 x 4 without the walk took 0.924 and 0.922 ms at 2^28
+   *    (40 registers), against 1.006 and 1.008 at 512 x 4 with it (H100, same run, two rounds;
+   *    0.7.42 1.013 and 1.020; CUB 0.932);
    * 64-bit keys, values or counts in rle and reduce-by-key are unmeasured and keep 256
    * invocations x 4 rows (a bound of 1024 loads). lavapipe (128 invocations, 2^20 u32 keys): 8
    * rows took 6.6 to 7.0 ms against 8.1 to 8.6 at 4 for unique, 7.0 to 7.7 against 8.6 to 8.7
@@ -128,13 +140,13 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   uint32_t most = 256, most_rows = 4, most_loads = 4096;
   if (config->mode == GS_COMPACT_PARTITION && subtiles == 1) most = 384;
   if (config->mode == GS_COMPACT_UNIQUE) /* (with an early walk: measured below) */
-    most = device_config->compact_early_walk ? 512 : 1024, most_rows = 8, most_loads = 8192;
+    most = walks_early(device_config, config) ? 512 : 1024, most_rows = 8, most_loads = 8192;
   /* (rows whose packed counts take two words or more total each word by a shuffle:
    * compact.comp's rank_rows) Other devices than NVIDIA take the same bounds, unmeasured
    * there (reduce-by-key's 384, from 512 before 0.7.27, too, and unique's 8 rows in AMD's and
    * Intel's 512 invocations, 4 before 0.7.29). */
   if (reduces(config)) {
-    const bool wider = config->count_runs || device_config->compact_early_walk; /* (measured above) */
+    const bool wider = config->count_runs || walks_early(device_config, config); /* (measured above) */
     most = !narrow ? 256 : wider ? 512 : 384, most_rows = 8, most_loads = !narrow ? 1024 : wider ? 2048 : 1536;
   }
   if (most > dev->info.max_workgroup_size) most = dev->info.max_workgroup_size;
@@ -200,8 +212,7 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    * walks, as the scan's does (0.7.38, same run): 8192 KiB ahead, unique 0.560 ms against 0.513,
    * rle 0.831 against 0.817, reduce-by-key 1.324 against 1.068 (40 registers against 32); 4096
    * and 16384 KiB, and keys alone, were slower too. */
-  c->early_walk = device_config->compact_early_walk && (config->mode == GS_COMPACT_UNIQUE || reduces(config)) &&
-                  c->workgroup_size > dev->subgroup_size &&
+  c->early_walk = walks_early(device_config, config) && c->workgroup_size > dev->subgroup_size &&
                   (uint64_t)(c->workgroup_size - dev->subgroup_size) * c->items < 0x10000;
   c->tile = (c->workgroup_size - (c->early_walk ? dev->subgroup_size : 0)) * c->items * c->subtiles;
   /* Select's and partition's read-ahead, in whole tiles (at least one where any was asked). On

@@ -238,7 +238,7 @@ typedef struct {
   uint32_t compact_workgroup; /* the look-back family's workgroup; 0: the scan's */
   uint32_t compact_subtiles;  /* sub-tiles per look-back of select and partition (0: 1) */
   uint32_t compact_read_ahead_kib; /* select's and partition's read-ahead (0: none) */
-  bool compact_early_walk;         /* unique, rle, reduce-by-key: a subgroup walks while the others load */
+  uint32_t compact_early_walk;     /* GPUSORT_EARLY_WALK_*: a subgroup walks while the others load */
   bool scan_early_walk;            /* the look-back scan: a subgroup walks while the others load */
   uint32_t scan_read_ahead_kib;    /* ... and reads the input this far ahead as it walks (0: none) */
 } preset;
@@ -275,7 +275,8 @@ static const preset presets[] = {
      .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64) | BIT(GS_SORT_PAIRS64),
      .scan_workgroup = 512, .scan_rows = 12, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
      .bitonic_max_keys = 1u << 12, .compact_workgroup = 1024, .compact_subtiles = 2, .histogram_groups = 1056,
-     .compact_read_ahead_kib = 8192, .compact_early_walk = true, .scan_early_walk = true,
+     .compact_read_ahead_kib = 8192, .compact_early_walk = GPUSORT_EARLY_WALK_UNIQUE | GPUSORT_EARLY_WALK_RLE,
+     .scan_early_walk = true,
      .scan_read_ahead_kib = 8192, .small = {{256, 4}, {256, 8}, {512, 8}}, .small_min_tiles = 128, .scan_small_rows = 4,
      .scan_small_min_tiles = 256},
     {.name = "amd", .vendor_id = 0x1002, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512, 9, 5),
@@ -372,7 +373,10 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
                                                      : c->scan_workgroup_size;
   c->compact_subtiles = k->compact_subtiles ? k->compact_subtiles : p->compact_subtiles ? p->compact_subtiles : 1;
   c->compact_read_ahead_kib = k->compact_read_ahead_kib != GS_KNOB_UNSET ? k->compact_read_ahead_kib : p->compact_read_ahead_kib;
-  c->compact_early_walk = k->compact_early_walk != GS_KNOB_UNSET ? k->compact_early_walk != 0 : p->compact_early_walk;
+  c->compact_early_walk = k->compact_early_walk == GS_KNOB_UNSET ? p->compact_early_walk
+                          : k->compact_early_walk                ? GPUSORT_EARLY_WALK_UNIQUE | GPUSORT_EARLY_WALK_RLE |
+                                                                       GPUSORT_EARLY_WALK_REDUCE_BY_KEY
+                                                                 : 0;
   c->scan_early_walk = k->scan_early_walk != GS_KNOB_UNSET ? k->scan_early_walk != 0 : p->scan_early_walk;
   /* (the walker reads ahead: without the walk, none) */
   c->scan_read_ahead_kib = !c->scan_early_walk                         ? 0

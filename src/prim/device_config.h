@@ -6,6 +6,7 @@
 #ifndef GS_PRIM_DEVICE_CONFIG_H
 #define GS_PRIM_DEVICE_CONFIG_H
 
+#include "gpusort.h" /* (GPUSORT_EARLY_WALK_*) */
 #include "vk/device.h"
 
 /* Sort algorithms (src/prim/radix_sort.h); the values are gpusort_sort_algo's. */
@@ -60,8 +61,10 @@ typedef struct {
   uint32_t compact_subtiles;        /* sub-tiles of select and partition per look-back (compact.c) */
   uint32_t compact_read_ahead_kib;  /* select and partition: how far past its own tile a tile reads
                                      * the input into cache before its look-back (0: none) */
-  bool compact_early_walk;          /* unique, rle, reduce-by-key: subgroup 0 of a tile walks the
-                                     * look-back while the others load the tile's keys (compact.c) */
+  uint32_t compact_early_walk;      /* GPUSORT_EARLY_WALK_* bits: the members of the look-back
+                                     * family (unique, rle, reduce-by-key) whose tiles' subgroup 0
+                                     * walks the look-back while the others load the tile's keys
+                                     * (compact.c) */
   bool scan_early_walk;             /* the look-back scan: subgroup 0 of a tile walks the look-back
                                      * while the others load the tile's elements (scan.c) */
   uint32_t scan_read_ahead_kib;     /* the look-back scan's early walk: how far past its own tile
