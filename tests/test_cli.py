@@ -1011,6 +1011,11 @@ class DevicesAndBench(CliTest):
         self.assertIn("unique, rle and reduce-by-key: one subgroup of each tile walks the look-back while the others "
                       "load the tile's keys",
                       p.stdout.decode())
+        # some of the members (as NVIDIA's preset has unique and rle), in the family's order
+        for members, named in (("rle", "rle"), ("reduce-by-key,unique", "unique and reduce-by-key")):
+            p = run(["devices", "-v"], env={"GPUSORT_COMPACT_EARLY_WALK": members})
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn(f"\n        {named}: one subgroup of each tile walks the look-back", p.stdout.decode())
         # the look-back scan's early walk and its read-ahead, from their knobs (lavapipe's preset has none)
         self.assertNotIn("look-back scan: one subgroup", p.stdout.decode())
         p = run(["devices", "-v"], env={"GPUSORT_SCAN_EARLY_WALK": "1"})

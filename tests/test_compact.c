@@ -497,6 +497,17 @@ static void run_type(tester *t, gs_key_type type) {
   size_t ntiles = 0;
   for (size_t k = 0; k < 5; k++)
     if (t->only & shape_only[k]) tiles[ntiles++] = tile_of(t, shapes[k]);
+  /* unique, rle and reduce-by-key walk early exactly where the device's configuration names
+   * them (GPUSORT_EARLY_WALK_*; GPUSORT_COMPACT_EARLY_WALK names some or all; lavapipe's tiles
+   * all fit the walk's bounds) */
+  const uint32_t walk_member[] = {GPUSORT_EARLY_WALK_UNIQUE, 0, 0, GPUSORT_EARLY_WALK_RLE, GPUSORT_EARLY_WALK_REDUCE_BY_KEY};
+  for (size_t k = 0; k < 5; k++) {
+    const gs_compact *c = NULL;
+    if (!walk_member[k] || !(t->only & shape_only[k]) || gs_context_compact(&t->ctx, &shapes[k], &c)) continue;
+    const bool named = (t->ctx.config.compact_early_walk & walk_member[k]) != 0;
+    report(t, c->early_walk == named, "early walk", only_names[k == 0 ? 2 : k], 0, /* (k: unique 0, rle 3, reduce-by-key 4) */
+           named ? "named by the configuration, but its tiles do not walk" : "walks, unnamed by the configuration");
+  }
   const uint64_t sg = t->dev->subgroup_size, tile = tiles[0];
   uint64_t sizes[28] = {0, 1};
   size_t count = 2;

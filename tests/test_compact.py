@@ -647,6 +647,15 @@ class Compact(FilesCase):
             p = run([command, "-v", "-f", *layout.args, inp, self.path("o")], env={"GPUSORT_COMPACT_EARLY_WALK": "0"})
             self.assertIn(f"tile: {invocations} invocations x {items} keys = {invocations * items} keys",
                           p.stderr.decode())
+            # the knob's members: the command's kernel walks where named alone, and not where only
+            # the others are (the rle command counts its runs from unique's kernel; the rle
+            # kernel, that of `sort --rle`, is test_compact.c's)
+            member = "unique" if command == "rle" else command
+            others = ",".join(c for c in ("unique", "rle", "reduce-by-key") if c != member)
+            p = run([command, "-v", "-f", *layout.args, inp, self.path("o")], env={"GPUSORT_COMPACT_EARLY_WALK": member})
+            self.assertRegex(p.stderr.decode(), pattern, command)
+            p = run([command, "-v", "-f", *layout.args, inp, self.path("o")], env={"GPUSORT_COMPACT_EARLY_WALK": others})
+            self.assertNotRegex(p.stderr.decode(), pattern, command)
             for n in [tile - 1, tile, tile + 1, 40 * tile + 3]:
                 for lengths in [(1,), (1, 1, 2, 3, 5, 17, 300, 2000), (tile + 1,), (3 * tile,)]:
                     run_keys = keys_with_runs("<u4", n, self.rng, lengths)

@@ -373,10 +373,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
                                                      : c->scan_workgroup_size;
   c->compact_subtiles = k->compact_subtiles ? k->compact_subtiles : p->compact_subtiles ? p->compact_subtiles : 1;
   c->compact_read_ahead_kib = k->compact_read_ahead_kib != GS_KNOB_UNSET ? k->compact_read_ahead_kib : p->compact_read_ahead_kib;
-  c->compact_early_walk = k->compact_early_walk == GS_KNOB_UNSET ? p->compact_early_walk
-                          : k->compact_early_walk                ? GPUSORT_EARLY_WALK_UNIQUE | GPUSORT_EARLY_WALK_RLE |
-                                                                       GPUSORT_EARLY_WALK_REDUCE_BY_KEY
-                                                                 : 0;
+  c->compact_early_walk = k->compact_early_walk != GS_KNOB_UNSET ? k->compact_early_walk : p->compact_early_walk;
   c->scan_early_walk = k->scan_early_walk != GS_KNOB_UNSET ? k->scan_early_walk != 0 : p->scan_early_walk;
   /* (the walker reads ahead: without the walk, none) */
   c->scan_read_ahead_kib = !c->scan_early_walk                         ? 0

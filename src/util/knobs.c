@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpusort.h" /* (GPUSORT_EARLY_WALK_*) */
+
 static gs_knobs knobs;
 static pthread_once_t knobs_once = PTHREAD_ONCE_INIT;
 
@@ -34,6 +36,33 @@ static bool equals(const char *name, const char *value) {
 static uint32_t switch_knob(const char *name) {
   const char *v = getenv(name);
   return v && *v ? strcmp(v, "0") != 0 : GS_KNOB_UNSET;
+}
+
+/* GPUSORT_COMPACT_EARLY_WALK: the members of the look-back family that walk early, as
+ * GPUSORT_EARLY_WALK_* bits: "0" none, names separated by commas ("unique,rle") those, any
+ * other value all three (as a switch knob's); GS_KNOB_UNSET when unset or empty. */
+static uint32_t early_walk_knob(const char *name) {
+  static const struct {
+    const char *name;
+    uint32_t bit;
+  } members[] = {{"unique", GPUSORT_EARLY_WALK_UNIQUE},
+                 {"rle", GPUSORT_EARLY_WALK_RLE},
+                 {"reduce-by-key", GPUSORT_EARLY_WALK_REDUCE_BY_KEY}};
+  const uint32_t all = GPUSORT_EARLY_WALK_UNIQUE | GPUSORT_EARLY_WALK_RLE | GPUSORT_EARLY_WALK_REDUCE_BY_KEY;
+  const char *v = getenv(name);
+  if (!v || !*v) return GS_KNOB_UNSET;
+  if (strcmp(v, "0") == 0) return 0;
+  uint32_t bits = 0;
+  for (const char *at = v;; at++) {
+    const size_t length = strcspn(at, ",");
+    uint32_t bit = 0;
+    for (size_t i = 0; i < sizeof members / sizeof members[0]; i++)
+      if (strlen(members[i].name) == length && strncmp(at, members[i].name, length) == 0) bit = members[i].bit;
+    if (!bit) return all;
+    bits |= bit;
+    at += length;
+    if (*at == '\0') return bits;
+  }
 }
 
 /* The "@T" that may end a small-tile knob (T: tiles, 1 to 2^20; 0 where absent): false for
@@ -114,7 +143,7 @@ static void read_knobs(void) {
   knobs.scan_read_ahead_kib = number_or_unset("GPUSORT_SCAN_READ_AHEAD_KIB");
   knobs.compact_subtiles = number32("GPUSORT_COMPACT_SUBTILES");
   knobs.compact_read_ahead_kib = number_or_unset("GPUSORT_COMPACT_READ_AHEAD_KIB");
-  knobs.compact_early_walk = switch_knob("GPUSORT_COMPACT_EARLY_WALK");
+  knobs.compact_early_walk = early_walk_knob("GPUSORT_COMPACT_EARLY_WALK");
   knobs.histogram_groups = number32("GPUSORT_HISTOGRAM_GROUPS");
   knobs.lookback_spin = number32("GPUSORT_LOOKBACK_SPIN");
   knobs.sort_hold_keys = switch_knob("GPUSORT_SORT_HOLD_KEYS");
