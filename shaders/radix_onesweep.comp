@@ -80,9 +80,12 @@ const uint ITEM_WORDS = VALUE_WORDS > KEY_WORDS ? VALUE_WORDS : KEY_WORDS;
 // 64-bit keys alone, in registers, are staged one 32-bit half at a time: the low halves before
 // the look-back, the high halves after it, read again from the input (now in cache). The
 // staged tile then takes half the shared memory, which had bounded NVIDIA's tile to 384 x 14
-// (src/prim/device_config.c has the shapes). Kept in registers through the look-back instead,
+// (src/prim/device_config.c has the shapes). Kept in registers from the keys' loads instead,
 // the high halves took 384 x 14 from 66 registers to 90 (one workgroup an SM; H200, 2^28 u64
-// keys 26.1 ms against 17.4).
+// keys 26.1 ms against 17.4), and 384 x 18 from 80 to 93 (H100, 23.61 ms against 17.41). They
+// are read again before the look-back, whose wait hides their latency: H100, 2^28 u64 keys,
+// same run, three rounds, 16.61 to 16.65 ms against 17.41 to 17.46 read after it (a pass 1.96
+// ms against 2.06; 80 registers both), f64 17.39 against 18.36.
 const bool STAGE_HALVES = GS_SORT_STAGES_HALVES(KEY_BITS / 8, VALUE_WORDS * 4, HOLD_KEYS);
 const uint STAGED_WORDS = TILE_KEYS * (STAGE_HALVES ? 1u : ITEM_WORDS);
 const uint HELD_WORDS = COUNTER_WORDS + (HOLD_KEYS ? TILE_KEYS * KEY_WORDS : 0u); // counters, then held keys
@@ -539,6 +542,7 @@ void main() {
   // f64 keys, two runs: 4.36 ms packed and 4.72 unpacked, against 384 x 14's 4.46 in both;
   // u64 keys, same run: 4.13 packed against 4.12).
   uint packed_ranks[(KEYS_PER_THREAD + 1u) / 2u];
+  uint high_halves[KEYS_PER_THREAD]; // (read before the look-back, below)
   if (STAGE_HALVES) {
     [[unroll]] for (uint w = 0u; w < packed_ranks.length(); w++) packed_ranks[w] = 0u;
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
@@ -561,6 +565,13 @@ void main() {
   // row pointer, as every value load: H200, 2^28 u64/u64 pairs 25.16 ms against 25.25.)
   load_value_rows(values, first, rows_before_n(first, full_tile));
 #endif
+#if KEY_BITS == 64 && VALUE_WORDS == 0
+  if (STAGE_HALVES) // (as the values above)
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
+      const uint index = first + i * SUBGROUP_SIZE;
+      high_halves[i] = index < g_n ? load_high_half(index) : uint(ORDERED_KEY_MAX >> 32);
+    }
+#endif
   if (!REDUCE_THEN_SCAN && tile != 0u) look_back(tile);
   barrier();
   for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) {
@@ -577,11 +588,6 @@ void main() {
   if (STAGE_HALVES) {
     // Each written position's low half waits in a register while the high halves are staged
     // in the same words; the whole key is then written at once.
-    uint high_halves[KEYS_PER_THREAD];
-    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
-      const uint index = first + i * SUBGROUP_SIZE;
-      high_halves[i] = index < g_n ? load_high_half(index) : uint(ORDERED_KEY_MAX >> 32);
-    }
     uint low_halves[KEYS_PER_THREAD];
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) low_halves[i] = s_stage[lid + i * WORKGROUP_SIZE];
     barrier();

@@ -64,7 +64,12 @@ enum { ANY = 0 };
  * against 25.20; 384 x 18 32.83, 116 registers).
  * NVIDIA, 64-bit keys alone (0.7.31): 384 x 18, 80 registers and 32,824 bytes of shared
  * memory, once the staged tile took a 32-bit half of each key at a time (radix_onesweep.comp's
- * STAGE_HALVES). H200, ms at 2^24 / 2^26 / 2^28, same run, CUB 1.163 / 4.211 / 16.438: u64
+ * STAGE_HALVES). H100 (0.7.44, the high halves read before the look-back), ms at 2^24 / 2^26 /
+ * 2^28, same run, CUB 1.200 / 4.369 / 16.878: 384 x 18 1.209 / 4.364 / 16.61, 384 x 16 (75
+ * registers) 1.233 / 4.476 / 17.33, 320 x 20 (89) 1.264 / 4.521 / 17.36, 384 x 20 (89, one
+ * workgroup an SM) 22.89 at 2^28. H100 (0.7.43, another run, CUB 16.894 at 2^28): 384 x 18
+ * 17.45 at 2^28, 384 x 16 17.54, 384 x 15 17.90, 320 x 20 17.67, 256 x 24 18.18, 448 x 15 24.22,
+ * 512 x 12 24.82. H200, ms at 2^24 / 2^26 / 2^28, same run, CUB 1.163 / 4.211 / 16.438: u64
  * keys 1.156 / 4.131 / 16.019 against 1.201 / 4.428 / 17.389 at 384 x 14 before, f64 1.204 /
  * 4.355 / 16.926 against 1.202 / 4.456 / 17.472, i64 1.165 / 4.170 / 16.213 against 1.201 /
  * 4.446 / 17.434; past 80 registers, one workgroup an SM, u64 keys took 23.05 ms at 2^28 in
