@@ -78,7 +78,7 @@ const uint KEY_WORDS = KEY_BITS / 32;
 const uint COUNTER_WORDS = NUM_SUBGROUPS * RADIX;
 const uint ITEM_WORDS = VALUE_WORDS > KEY_WORDS ? VALUE_WORDS : KEY_WORDS;
 // 64-bit keys alone, in registers, are staged one 32-bit half at a time: the low halves before
-// the look-back, the high halves after it, read again from the input (now in cache). The
+// the look-back, the high halves after it (read again from the input, now in cache). The
 // staged tile then takes half the shared memory, which had bounded NVIDIA's tile to 384 x 14
 // (src/prim/device_config.c has the shapes). Kept in registers from the keys' loads instead,
 // the high halves took 384 x 14 from 66 registers to 90 (one workgroup an SM; H200, 2^28 u64
@@ -634,6 +634,9 @@ void main() {
   // same run; in another, 8.46 with it and the write-out's index through a shuffle too (56)
   // against 8.80 with the values loaded beside the keys and held in shared memory while the
   // keys were ranked (0.7.13 to 0.7.25; no preset chose that after this, and it was removed).
+  // Loaded right after the look-back instead, before the keys' write-out: H100, 2^28, same
+  // run, 81 registers at 384 x 26 (one workgroup an SM), 10.99 ms against 8.89; 384 x 24 (77)
+  // 9.12.
   const uint value_first = subgroupShuffle(first, lane);
   load_value_rows(values, value_first, rows_before_n(value_first, full_tile));
 #endif
