@@ -28,7 +28,7 @@
 
 /* the commands a run checks (only:) */
 enum { ONLY_SELECT = 1, ONLY_PARTITION = 2, ONLY_UNIQUE = 4, ONLY_RLE = 8, ONLY_REDUCE = 16, ONLY_ALL = 31 };
-static const char *const only_names[] = {"select", "partition", "unique", "rle", "reduce-by-key"};
+static const char *const only_names[] = {"select", "partition", "unique", "rle", "reduce-by-key"}; /* (ONLY_* bit i: [i]) */
 
 typedef struct {
   gs_context ctx;
@@ -505,7 +505,7 @@ static void run_type(tester *t, gs_key_type type) {
     const gs_compact *c = NULL;
     if (!walk_member[k] || !(t->only & shape_only[k]) || gs_context_compact(&t->ctx, &shapes[k], &c)) continue;
     const bool named = (t->ctx.config.compact_early_walk & walk_member[k]) != 0;
-    report(t, c->early_walk == named, "early walk", only_names[k == 0 ? 2 : k], 0, /* (k: unique 0, rle 3, reduce-by-key 4) */
+    report(t, c->early_walk == named, "early walk", only_names[__builtin_ctz(shape_only[k])], 0,
            named ? "named by the configuration, but its tiles do not walk" : "walks, unnamed by the configuration");
   }
   const uint64_t sg = t->dev->subgroup_size, tile = tiles[0];
