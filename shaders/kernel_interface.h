@@ -45,7 +45,11 @@
                                   * look-back, the look-back scan's early walk as it walks */
 #define GS_SPEC_EARLY_WALK 17    /* subgroup 0 walks the look-back while the others load (1):
                                   * compact.comp's unique, rle and reduce-by-key, the look-back scan */
-#define GS_SPEC_COUNT 18
+#define GS_SPEC_PASS_MAPS 18     /* sort: the passes whose key maps a pipeline applies (GS_SORT_MAPS_*) */
+#define GS_SPEC_COUNT 19
+#define GS_SORT_MAPS_BY_FLAGS 0  /* in on GS_SORT_FIRST_PASS, out on GS_SORT_LAST_PASS */
+#define GS_SORT_MAPS_IN 1        /* always in, never out: a first pass that is not the last */
+#define GS_SORT_MAPS_OUT 2       /* always out, never in: a last pass that is not the first */
 
 /* Look-back descriptors of the sort hold a 2-bit status and a 30-bit count (lib/lookback.glsl). */
 #define GS_LOOKBACK_COUNT_MASK 0x3FFFFFFFu

@@ -37,6 +37,7 @@ layout(constant_id = GS_SPEC_SEGMENTED) const bool SEGMENTED = false;
 layout(constant_id = GS_SPEC_REDUCE_THEN_SCAN) const bool REDUCE_THEN_SCAN = false;
 layout(constant_id = GS_SPEC_HOLD_KEYS) const bool HOLD_KEYS = true;
 layout(constant_id = GS_SPEC_EARLY_COUNTS) const bool EARLY_COUNTS = false;
+layout(constant_id = GS_SPEC_PASS_MAPS) const uint PASS_MAPS = GS_SORT_MAPS_BY_FLAGS;
 
 #if VALUE_WORDS == 2
 #define value_t uint64_t
@@ -122,9 +123,16 @@ uint rows_before_n(uint first, bool full_tile) {
   return full_tile ? KEYS_PER_THREAD : (g_n > first ? (g_n - first + SUBGROUP_SIZE - 1u) / SUBGROUP_SIZE : 0u);
 }
 
+// Whether this pass maps keys to their ordered bits as it loads them (the first), and back as it
+// stores them (the last): from the push constants, or fixed in the pipeline (PASS_MAPS), which
+// then holds one map's code, not both (src/prim/radix_sort.c's split_maps).
+bool first_pass() {
+  return PASS_MAPS == GS_SORT_MAPS_IN || (PASS_MAPS == GS_SORT_MAPS_BY_FLAGS && (pc.flags & GS_SORT_FIRST_PASS) != 0u);
+}
+
 key_t load_key(uint index) {
   const key_t k = KeysIn(pc.keys_in).keys[index];
-  return (pc.flags & GS_SORT_FIRST_PASS) != 0u ? key_to_ordered(k) : k;
+  return first_pass() ? key_to_ordered(k) : k;
 }
 
 #if KEY_BITS == 64
@@ -133,7 +141,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Key
 // half only.
 uint load_high_half(uint index) {
   const uint high = KeyHalvesIn(pc.keys_in).halves[index].y;
-  return (pc.flags & GS_SORT_FIRST_PASS) != 0u ? uint(key_to_ordered(key_t(high) << 32) >> 32) : high;
+  return first_pass() ? uint(key_to_ordered(key_t(high) << 32) >> 32) : high;
 }
 #endif
 
@@ -154,7 +162,9 @@ key_t staged_key(uint position) {
 #endif
 }
 
-bool last_pass() { return (pc.flags & GS_SORT_LAST_PASS) != 0u; }
+bool last_pass() {
+  return PASS_MAPS == GS_SORT_MAPS_OUT || (PASS_MAPS == GS_SORT_MAPS_BY_FLAGS && (pc.flags & GS_SORT_LAST_PASS) != 0u);
+}
 
 // A key as a pass writes it: the last pass maps the ordered bits back to the key's type.
 key_t output_key(key_t ordered, bool last) { return last ? key_from_ordered(ordered) : ordered; }
@@ -380,7 +390,7 @@ void main() {
         keys[i] = index < g_n ? KeysIn(pc.keys_in).keys[index] : key_t(0);
       }
     }
-    if ((pc.flags & GS_SORT_FIRST_PASS) != 0u)
+    if (first_pass())
       [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) keys[i] = key_to_ordered(keys[i]);
     if (!full_tile)
       [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++)

@@ -232,6 +232,7 @@ typedef struct {
   uint32_t hold_keys;    /* the layouts whose keys wait in shared memory while ranked */
   uint32_t early_counts; /* the layouts whose tiles count and publish their digits before ranking
                           * their keys (radix_onesweep.comp's EARLY_COUNTS) */
+  uint32_t split_maps;   /* the layouts whose first and last passes take pipelines of their own */
   gs_sort_tile small[GS_SORT_SMALL_TILES]; /* tiles of small sorts, smallest first (none: {0}) */
   uint32_t small_min_tiles;
   uint32_t scan_small_rows, scan_small_min_tiles; /* small look-back scans' rows (0: none) */
@@ -265,6 +266,18 @@ typedef struct {
  * opens; on the GPU alone Onesweep was faster at every size). H100 (`gpusort bench --algo`,
  * GPU time of u32 keys): bitonic 0.051 ms against Onesweep's 0.061 at 2^12, 0.075 against
  * 0.063 at 2^13. */
+/* split_maps: the first and last passes of mapped keys (signed, float or descending) in
+ * pipelines that map only in or only out, with no test of the pass flags. 64-bit keys alone on
+ * NVIDIA: one pipeline for both took 80 or more registers (86 for i64 against 80 apart; H100,
+ * 0.7.44 and a build with the split, same run, ms at 2^24 / 2^26 / 2^28, f64 in two rounds): f64
+ * 1.221 / 4.394 to 4.395 / 16.692 to 16.703 against 1.247 to 1.254 / 4.559 to 4.562 / 17.376 to
+ * 17.381, first pass at 2^28 2.02 against 2.35, last 1.97 against 2.33; i64 1.211 / 4.383 /
+ * 16.673 against 1.309 / 4.823 / 18.608, first and last 1.99 and 1.96 against 2.95 and 2.96.
+ * 32-bit keys lost by it at 2^24 and 2^26, though their first and last passes kept 79
+ * registers either way: f32 0.461 to 0.463 / 1.521 to 1.527 / 5.819 to 5.820 against 0.438 to
+ * 0.440 / 1.513 to 1.514 / 5.831 to 5.833, i32 0.457 / 1.513 / 5.764 against 0.438 / 1.503 /
+ * 5.784, f32 keys with u32 values 0.667 / 2.275 / 8.932 against 0.629 / 2.233 / 8.894; each of
+ * their passes but the third took 5 to 9 us more at 2^24, the histogram 3 (cause not found). */
 #define BIT GS_SORT_LAYOUT_BIT
 /* One workgroup for every layout, keys32 keys each for 32-bit keys (with or without values),
  * keys64 for 64-bit keys: the presets measured no further than their first shapes. */
@@ -278,6 +291,7 @@ static const preset presets[] = {
               [GS_SORT_KEYS64] = {384, 18}, [GS_SORT_PAIRS64] = {384, 13}},
      .hold_keys = BIT(GS_SORT_PAIRS32_64),
      .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64) | BIT(GS_SORT_PAIRS64),
+     .split_maps = BIT(GS_SORT_KEYS64),
      .scan_workgroup = 512, .scan_rows = 12, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
      .bitonic_max_keys = 1u << 12, .compact_workgroup = 1024, .compact_subtiles = 2, .histogram_groups = 1056,
      .compact_read_ahead_kib = 8192, .compact_early_walk = GPUSORT_EARLY_WALK_UNIQUE | GPUSORT_EARLY_WALK_RLE,
@@ -362,6 +376,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   if (!c->sort_small_min_tiles) c->sort_small_min_tiles = 128;
   c->sort_hold_keys = layouts_switched(k->sort_hold_keys, p->hold_keys);
   c->sort_early_counts = layouts_switched(k->sort_early_counts, p->early_counts);
+  c->sort_split_maps = layouts_switched(k->sort_split_maps, p->split_maps);
   c->scan_workgroup_size = k->scan_workgroup ? k->scan_workgroup : workgroup_for(info, c->subgroup_size, p->scan_workgroup);
   c->scan_rows = k->scan_rows ? k->scan_rows : p->scan_rows;
   /* small scans: the knob's rows, else none where a knob fixed the tile, else the preset's */
@@ -393,6 +408,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   const bool tuned = k->subgroup_size || k->sort_workgroup || k->sort_keys_per_thread || k->scan_workgroup ||
                      k->scan_rows || k->compact_subtiles || k->histogram_groups || k->lookback_spin || k->submit_keys ||
                      k->sort_hold_keys != GS_KNOB_UNSET || k->sort_early_counts != GS_KNOB_UNSET ||
+                     k->sort_split_maps != GS_KNOB_UNSET ||
                      k->sort_small_tile_count != GS_KNOB_UNSET || k->scan_small_rows != GS_KNOB_UNSET ||
                      k->compact_read_ahead_kib != GS_KNOB_UNSET || k->compact_early_walk != GS_KNOB_UNSET ||
                      k->scan_early_walk != GS_KNOB_UNSET || k->scan_read_ahead_kib != GS_KNOB_UNSET;

@@ -50,6 +50,9 @@ typedef struct {
                                      * ranked (fewer registers, smaller tiles) */
   uint32_t sort_early_counts;       /* the layouts whose tiles publish their digit counts before
                                      * ranking their keys (radix_onesweep.comp) */
+  uint32_t sort_split_maps;         /* the layouts whose first and last passes of keys that are
+                                     * mapped (signed, float, descending) take pipelines of their
+                                     * own (radix_onesweep.comp's PASS_MAPS) */
   uint32_t scan_workgroup_size;
   uint32_t scan_rows;               /* 16-byte vectors per invocation of a scan tile (a widened
                                      * accumulator's scan takes at most 8) */

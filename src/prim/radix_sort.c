@@ -63,6 +63,7 @@ static int choose_tile(gs_radix_sort *s, const gs_device_config *config) {
   const gs_sort_layout layout = gs_sort_layout_of(s->info->bytes, s->config.value_bytes);
   s->hold_keys = (config->sort_hold_keys & GS_SORT_LAYOUT_BIT(layout)) != 0;
   s->early_counts = (config->sort_early_counts & GS_SORT_LAYOUT_BIT(layout)) != 0;
+  s->split_maps = (config->sort_split_maps & GS_SORT_LAYOUT_BIT(layout)) != 0;
   gs_radix_sort_tile t;
   int rc = fit_tile(s, config->sort_tiles[layout].workgroup_size, config->sort_tiles[layout].keys_per_thread, &t);
   if (rc) return rc;
@@ -170,6 +171,15 @@ int gs_radix_sort_create(gs_device *dev, const gs_memops *memops, const gs_devic
     if ((rc = gs_kernel_create(dev, &s->onesweep_plain, pass_name, sizeof(gs_onesweep_push), plain_spec,
                                GS_SPEC_COUNT)))
       return rc;
+    uint32_t first_spec[GS_SPEC_COUNT], last_spec[GS_SPEC_COUNT];
+    memcpy(first_spec, pass_spec, sizeof first_spec);
+    memcpy(last_spec, pass_spec, sizeof last_spec);
+    first_spec[GS_SPEC_PASS_MAPS] = GS_SORT_MAPS_IN;
+    last_spec[GS_SPEC_PASS_MAPS] = GS_SORT_MAPS_OUT;
+    if (s->split_maps &&
+        ((rc = gs_kernel_create(dev, &s->onesweep_first, pass_name, sizeof(gs_onesweep_push), first_spec, GS_SPEC_COUNT)) ||
+         (rc = gs_kernel_create(dev, &s->onesweep_last, pass_name, sizeof(gs_onesweep_push), last_spec, GS_SPEC_COUNT))))
+      return rc;
   }
   for (uint32_t i = 0; i < s->small_count; i++) {
     gs_radix_sort_small_tile *t = &s->small[i];
@@ -228,6 +238,8 @@ void gs_radix_sort_destroy(gs_radix_sort *s) {
   gs_kernel_destroy(dev, &s->prepare_indirect);
   gs_kernel_destroy(dev, &s->onesweep);
   gs_kernel_destroy(dev, &s->onesweep_plain);
+  gs_kernel_destroy(dev, &s->onesweep_first);
+  gs_kernel_destroy(dev, &s->onesweep_last);
   gs_kernel_destroy(dev, &s->onesweep_segmented);
   gs_kernel_destroy(dev, &s->onesweep_plain_segmented);
   gs_kernel_destroy(dev, &s->next_segment);
@@ -388,12 +400,16 @@ static int record_histograms(recording *r, unsigned passes, unsigned last_bits) 
 }
 
 /* The digit-binning kernel of a pass: `plain` ones for passes that neither map nor unmap keys
- * (same interface), segmented ones for segmented sorts, a small sort's tile's for small sorts. */
+ * (same interface), segmented ones for segmented sorts, a small sort's tile's for small sorts,
+ * and with split_maps the first or the last pass's own. */
 static const gs_kernel *pass_kernel(const recording *r, uint32_t flags) {
   const gs_radix_sort *s = r->s;
-  const bool plain = !(flags & (GS_SORT_FIRST_PASS | GS_SORT_LAST_PASS)) && s->onesweep_plain.pipeline;
+  const uint32_t maps = flags & (GS_SORT_FIRST_PASS | GS_SORT_LAST_PASS);
+  const bool plain = !maps && s->onesweep_plain.pipeline;
   if (r->segment_keys) return plain ? &s->onesweep_plain_segmented : &s->onesweep_segmented;
   if (r->small) return plain ? &r->small->onesweep_plain : &r->small->onesweep;
+  if (maps == GS_SORT_FIRST_PASS && s->onesweep_first.pipeline) return &s->onesweep_first;
+  if (maps == GS_SORT_LAST_PASS && s->onesweep_last.pipeline) return &s->onesweep_last;
   return plain ? &s->onesweep_plain : &s->onesweep;
 }
 

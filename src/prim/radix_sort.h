@@ -67,7 +67,7 @@ typedef struct {
   gs_radix_sort_config config;
   const gs_key_info *info;
   uint32_t workgroup_size, keys_per_thread, tile_keys, shared_bytes;
-  bool hold_keys, early_counts; /* the layout's choices (gs_device_config) */
+  bool hold_keys, early_counts, split_maps; /* the layout's choices (gs_device_config) */
   uint32_t histogram_workgroup_size, histogram_max_groups;
   gs_kernel histogram, scan_histograms, prepare_indirect;
   /* reduce-then-scan: the upsweep and the scan of its tile table */
@@ -76,8 +76,11 @@ typedef struct {
   /* The digit-binning pass: `onesweep` maps keys of the configured kind and direction to
    * ordered keys (first pass) and back (last pass); `onesweep_plain` serves the passes in
    * between, whose keys are already ordered, without that code (it cost registers and thus
-   * occupancy: f32 passes ran 33% slower on an H100). Unset when keys are unsigned ascending. */
-  gs_kernel onesweep, onesweep_plain;
+   * occupancy: f32 passes ran 33% slower on an H100). Unset when keys are unsigned ascending.
+   * With split_maps, `onesweep_first` and `onesweep_last` serve the first and the last pass of
+   * sorts of more than one pass, each with one map's code (the layout's tile, not small ones
+   * or segments); `onesweep` is then left to one-pass sorts. */
+  gs_kernel onesweep, onesweep_plain, onesweep_first, onesweep_last;
   /* Segmented sorts (gs_radix_sort_enable_segments): the same passes with GS_SPEC_SEGMENTED,
    * and the kernel that advances the digit starts between segments. */
   gs_kernel onesweep_segmented, onesweep_plain_segmented, next_segment;
