@@ -126,9 +126,10 @@ uint rows_before_n(uint first, bool full_tile) {
 // Whether this pass maps keys to their ordered bits as it loads them (the first), and back as it
 // stores them (the last): from the push constants, or fixed in the pipeline (PASS_MAPS), which
 // then holds one map's code, not both (src/prim/radix_sort.c's split_maps).
-bool first_pass() {
-  return PASS_MAPS == GS_SORT_MAPS_IN || (PASS_MAPS == GS_SORT_MAPS_BY_FLAGS && (pc.flags & GS_SORT_FIRST_PASS) != 0u);
-}
+// (Bit operations on constants, not || and &&, which would branch at every use.)
+const uint FLAGS_MAPPING = PASS_MAPS == GS_SORT_MAPS_BY_FLAGS ? GS_SORT_FIRST_PASS | GS_SORT_LAST_PASS : 0u;
+const uint ALWAYS_MAPPING = PASS_MAPS == GS_SORT_MAPS_IN ? GS_SORT_FIRST_PASS : PASS_MAPS == GS_SORT_MAPS_OUT ? GS_SORT_LAST_PASS : 0u;
+bool first_pass() { return (((pc.flags & FLAGS_MAPPING) | ALWAYS_MAPPING) & GS_SORT_FIRST_PASS) != 0u; }
 
 key_t load_key(uint index) {
   const key_t k = KeysIn(pc.keys_in).keys[index];
@@ -162,9 +163,7 @@ key_t staged_key(uint position) {
 #endif
 }
 
-bool last_pass() {
-  return PASS_MAPS == GS_SORT_MAPS_OUT || (PASS_MAPS == GS_SORT_MAPS_BY_FLAGS && (pc.flags & GS_SORT_LAST_PASS) != 0u);
-}
+bool last_pass() { return (((pc.flags & FLAGS_MAPPING) | ALWAYS_MAPPING) & GS_SORT_LAST_PASS) != 0u; }
 
 // A key as a pass writes it: the last pass maps the ordered bits back to the key's type.
 key_t output_key(key_t ordered, bool last) { return last ? key_from_ordered(ordered) : ordered; }
