@@ -373,6 +373,23 @@ int main(int argc, char **argv) {
     }
   }
 
+  /* ... nor those that set GPUSORT_SORT_SPLIT_MAPS=1, unless the sorters of mapped keys hold
+   * their first and last passes' own pipelines */
+  const char *split_knob = getenv("GPUSORT_SORT_SPLIT_MAPS");
+  if (split_knob && strcmp(split_knob, "1") == 0 && h.algo != GS_SORT_BITONIC) {
+    const gs_key_type mapped[] = {GS_KEY_I64, GS_KEY_F32};
+    for (size_t i = 0; i < sizeof mapped / sizeof mapped[0]; i++) {
+      const sort_case c = {.key = mapped[i]};
+      gs_radix_sort *s;
+      if (harness_sorter(&h, &c, &s) || !s->onesweep_first.pipeline || !s->onesweep_last.pipeline) {
+        fprintf(stderr, "GPUSORT_SORT_SPLIT_MAPS=1, but the %s sorter has no first and last pass pipelines\n",
+                gs_key_info_of(mapped[i])->name);
+        return 1;
+      }
+    }
+    printf("first and last passes in pipelines of their own\n");
+  }
+
   if (strcmp(mode, "matrix") == 0 || strcmp(mode, "fallback") == 0) {
     /* (1023 to 4097: around the bitonic sort's blocks of 1024 elements and their multiples) */
     const uint64_t sizes[] = {0,        1,        7,        8,         9,             sg - 1,        sg,
