@@ -172,14 +172,14 @@ int gs_radix_sort_create(gs_device *dev, const gs_memops *memops, const gs_devic
                                GS_SPEC_COUNT)))
       return rc;
     if (s->split_maps) {
-      uint32_t first_spec[GS_SPEC_COUNT], last_spec[GS_SPEC_COUNT];
-      memcpy(first_spec, pass_spec, sizeof first_spec);
-      memcpy(last_spec, pass_spec, sizeof last_spec);
-      first_spec[GS_SPEC_PASS_MAPS] = GS_SORT_MAPS_IN;
-      last_spec[GS_SPEC_PASS_MAPS] = GS_SORT_MAPS_OUT;
-      if ((rc = gs_kernel_create(dev, &s->onesweep_first, pass_name, sizeof(gs_onesweep_push), first_spec,
-                                 GS_SPEC_COUNT)) ||
-          (rc = gs_kernel_create(dev, &s->onesweep_last, pass_name, sizeof(gs_onesweep_push), last_spec,
+      uint32_t role_spec[GS_SPEC_COUNT];
+      memcpy(role_spec, pass_spec, sizeof role_spec);
+      role_spec[GS_SPEC_PASS_MAPS] = GS_SORT_MAPS_IN;
+      if ((rc = gs_kernel_create(dev, &s->onesweep_first, pass_name, sizeof(gs_onesweep_push), role_spec,
+                                 GS_SPEC_COUNT)))
+        return rc;
+      role_spec[GS_SPEC_PASS_MAPS] = GS_SORT_MAPS_OUT;
+      if ((rc = gs_kernel_create(dev, &s->onesweep_last, pass_name, sizeof(gs_onesweep_push), role_spec,
                                  GS_SPEC_COUNT)))
         return rc;
     }
