@@ -165,17 +165,24 @@ enum { ANY = 0 };
  * in registers they took 65 registers and one workgroup per SM: 16.7 ms). Seven 64-bit keys
  * held would pass the 48 KiB of shared memory. Before keys were held, a 512 x 9 sort tile was
  * as fast as any shape measured on an H100 (5 to 30 keys, 256 to 1024 invocations), where 15
- * keys took 99 registers and one workgroup per SM. Scan tiles on NVIDIA: 512 x 12 rows since
- * 0.7.16 (H200, `bench --scan-algos`, 2^28 u32 sums, same run: 0.678 and 0.681 ms against 0.700
- * and 0.695 at 384 x 16, 2^24 and 2^26 2 to 3% faster too; one run of each other shape, 0.696
- * for the preset: 256 x 12 0.692, 256 x 16 0.696, 128 x 16 0.722, 256 x 8 0.724, 384 x 12
- * 0.741, 512 x 8 0.751, 384 x 20 0.840; 0.7.18, two rounds, 0.684 and 0.685 for the preset
- * (74.9 and 75.0% of the copy): 256 x 12 0.696 to 0.698, 320 x 12 0.699 to 0.700, 256 x 16
- * 0.703 to 0.708, 256 x 24 0.731, 384 x 12 0.754, 512 x 8 0.760, 1024 x 6 0.777, 512 x 16
- * 0.798, 768 x 8 0.828, 640 x 10 0.832, 1024 x 4 0.873 to 0.879; 0.7.32, against 0.675 to
- * 0.685 at 64 registers, the most that lets two workgroups share an SM: 512 x 13 0.826,
- * 512 x 14 0.816, and in a trial build holding 1 to 5 more rows a tile in shared memory,
- * loaded first and written last, 0.827 to 0.874 at 90 to 118 registers). Files of 2^27 elements,
+ * keys took 99 registers and one workgroup per SM. Scan tiles on NVIDIA: 512 x 11 rows since
+ * 0.7.46 (at 2^24 u32 elements, 12 rows leave the last of 2.8 rounds of two workgroups an SM
+ * part-filled, 11 fill 3.0: the likely cause). H100, `bench --scan-algos` with
+ * GPUSORT_SCAN_ROWS, two rounds, same run, share of the copy at 2^24 / 2^25 / 2^26 / 2^27 /
+ * 2^28: 11 rows 85.7 and 85.5 / 88.1 and 88.9 / 91.4 and 91.5 / 92.3 and 92.6 / 93.2 and
+ * 93.5%, 12 rows 81.4 and 80.6 / 87.1 and 88.2 / 90.6 and 91.9 / 92.3 and 92.7 / 93.5 and
+ * 92.9, 10 rows 85.8 and 82.5 / 87.5 and 88.5 / 91.1 and 90.2 / 91.3 and 92.7 / 92.4 and 92.9;
+ * another run at 2^24: 11 rows 85.5 and 84.3, 12 81.2 and 80.9, 10 86.7 and 86.3, 9 83.1 and
+ * 84.3, 13 80.9 and 82.1. 512 x 12 rows from 0.7.16 (H200, `bench --scan-algos`, 2^28 u32 sums,
+ * same run: 0.678 and 0.681 ms against 0.700 and 0.695 at 384 x 16, 2^24 and 2^26 2 to 3% faster
+ * too; one run of each other shape, 0.696 for the preset: 256 x 12 0.692, 256 x 16 0.696, 128 x 16
+ * 0.722, 256 x 8 0.724, 384 x 12 0.741, 512 x 8 0.751, 384 x 20 0.840; 0.7.18, two rounds, 0.684
+ * and 0.685 for the preset (74.9 and 75.0% of the copy): 256 x 12 0.696 to 0.698, 320 x 12 0.699 to
+ * 0.700, 256 x 16 0.703 to 0.708, 256 x 24 0.731, 384 x 12 0.754, 512 x 8 0.760, 1024 x 6 0.777,
+ * 512 x 16 0.798, 768 x 8 0.828, 640 x 10 0.832, 1024 x 4 0.873 to 0.879; 0.7.32, against 0.675 to
+ * 0.685 at 64 registers, the most that lets two workgroups share an SM: 512 x 13 0.826, 512 x 14
+ * 0.816, and in a trial build holding 1 to 5 more rows a tile in shared memory, loaded first and
+ * written last, 0.827 to 0.874 at 90 to 118 registers). Files of 2^27 elements,
  * `scan -v`, same run: u64 sums 0.95 ms against 1.01 (116 registers against 148), u32 into
  * u64 1.36 against 1.43, f64 max 0.99 against 1.07, i32 min 0.34 against 0.35, f32 sums by
  * reduce-then-scan 0.411 against 0.422). 384 x 16 came when the scan began to issue every
@@ -297,7 +304,7 @@ static const preset presets[] = {
      .hold_keys = BIT(GS_SORT_PAIRS32_64),
      .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64) | BIT(GS_SORT_PAIRS64),
      .split_maps = BIT(GS_SORT_KEYS64),
-     .scan_workgroup = 512, .scan_rows = 12, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
+     .scan_workgroup = 512, .scan_rows = 11, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
      .bitonic_max_keys = 1u << 12, .compact_workgroup = 1024, .compact_subtiles = 2, .histogram_groups = 1056,
      .compact_read_ahead_kib = 8192, .compact_early_walk = GPUSORT_EARLY_WALK_UNIQUE | GPUSORT_EARLY_WALK_RLE,
      .scan_early_walk = true,

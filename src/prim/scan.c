@@ -110,10 +110,11 @@ int gs_scan_create(gs_device *dev, const gs_memops *memops, const gs_device_conf
    * workgroup's subgroups in turn between barriers on one thread, so there the walk holds up the
    * loads. As it walks, the walker reads the input read_ahead_kib past its tile into cache
    * (scan_tiles.comp's look_back_read_ahead), so that the memory stays busy while the tiles
-   * wait. NVIDIA's 8192 KiB (90 of its tiles), H200, same run, ms at 2^24 / 2^26 / 2^28: 0.055
-   * and 0.053 / 0.169 and 0.170 / 0.629 and 0.631 against the walk alone's 0.053 and 0.053 /
-   * 0.181 and 0.176 / 0.663 and 0.662 (CUB 0.061 / 0.183 / 0.689; copy 0.510 at 2^28); 2880
-   * KiB took 0.635 and 16384 0.639 at 2^28; with 13 rows 0.621 (8192 KiB) and 0.652 (none). */
+   * wait. NVIDIA's 8192 KiB (90 of its tiles of 12 rows then), H200, same run, ms at 2^24 /
+   * 2^26 / 2^28: 0.055 and 0.053 / 0.169 and 0.170 / 0.629 and 0.631 against the walk alone's
+   * 0.053 and 0.053 / 0.181 and 0.176 / 0.663 and 0.662 (CUB 0.061 / 0.183 / 0.689; copy 0.510
+   * at 2^28); 2880 KiB took 0.635 and 16384 0.639 at 2^28; with 13 rows 0.621 (8192 KiB) and
+   * 0.652 (none). */
   s->early_walk = device_config->scan_early_walk && config->algo == GS_SCAN_LOOKBACK && !config->reduce_only &&
                   s->workgroup_size > dev->subgroup_size;
   s->read_ahead_kib = s->early_walk ? device_config->scan_read_ahead_kib : 0;
