@@ -84,15 +84,14 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    *    1.181 against 1.221 (same run). Since rows' counts are ranked packed (compact.comp's
    *    rank_rows), 256 x 12 is the slower: select 0.907 ms against 0.887, partition 1.31
    *    against 1.14 (same runs). Select in 4 sub-tiles of 256 x 8 keys took 0.813 ms against
-   *    0.676 in 2 of 256 x 16 (48 registers against 78; H200, 0.7.39, same run). Staged as
-   *    16-bit positions in the tile, with the keys read again as they are written (half the
-   *    shared memory, room for more sub-tiles), a trial build lost at every count (H100,
-   *    0.7.45, 2^26 / 2^28, two rounds, same run): select 0.226 and 0.223 / 0.830 and 0.827 ms
-   *    in 2 sub-tiles, 0.259 and 0.258 / 0.946 and 0.951 in 3, 0.285 and 0.286 / 1.044 and
-   *    1.043 in 4, 1.197 at 2^28 in 6, against 0.195 / 0.729 and 0.727 staged as keys in 2;
-   *    partition 0.312 and 0.310 / 1.173 and 1.172 in 2, at 2^28 1.468 and 1.470 in 3, 1.675 and 1.684
-   *    in 4, against 0.250 / 0.951 and 0.953 (CUB: select 0.186 / 0.700, partition 0.254 /
-   *    0.974);
+   *    0.676 in 2 of 256 x 16 (48 registers against 78; H200, 0.7.39, same run). Staged as 16-bit
+   *    positions in the tile, with the keys read again as they are written (half the shared memory,
+   *    room for more sub-tiles), a trial build lost at every count (H100, 0.7.45, 2^26 / 2^28, two
+   *    rounds, same run): select 0.226 and 0.223 / 0.830 and 0.827 ms in 2 sub-tiles, 0.259 and
+   *    0.258 / 0.946 and 0.951 in 3, 0.285 and 0.286 / 1.044 and 1.043 in 4, 1.197 at 2^28 in 6,
+   *    against 0.195 / 0.729 and 0.727 staged as keys in 2; partition 0.312 and 0.310 / 1.173 and
+   *    1.172 in 2, at 2^28 1.468 and 1.470 in 3, 1.675 and 1.684 in 4, against 0.250 / 0.951 and
+   *    0.953 (CUB: select 0.186 / 0.700, partition 0.254 / 0.974);
    *  - unique keeps only its flags: 512 x 8 rows took 0.847 ms, 512 x 4 0.862, 384 x 4 0.883,
    *    256 x 4 0.896, 256 x 8 0.956, 128 x 8 1.027 (same run); another run, 2^24 / 2^26 / 2^28:
    *    512 x 4 0.068 / 0.224 / 0.857, 512 x 8 0.071 / 0.228 / 0.854, 512 x 6 0.072 / 0.231 /

@@ -281,15 +281,13 @@ typedef struct {
  * at 2^28 2.02 and 1.97 against 2.35 and 2.33), i64 1.212 / 4.382 / 16.669 against 1.317 /
  * 4.826 / 18.611 (1.99 and 1.96 against 2.94 and 2.96); u64 keys 16.62 in both in another
  * run. 32-bit keys lost by it at 2^24 and 2^26, though their first and last passes kept 79
- * registers either way (a trial build, same run): f32 0.461 to 0.463 / 1.521 to 1.527 / 5.819
- * to 5.820 against 0.438 to 0.440 / 1.513 to 1.514 / 5.831 to 5.833, i32 0.457 / 1.513 / 5.764
- * against 0.438 / 1.503 / 5.784, f32 keys with u32 values 0.667 / 2.275 / 8.932 against 0.629 /
- * 2.233 / 8.894;
- * at 2^24 each of their passes but the third took 6 to 8 us more, the histogram 2 (cause not
- * found). With values, 64-bit keys gained little or lost (0.7.45, GPUSORT_SORT_SPLIT_MAPS=1,
- * 2^26 / 2^28): f64 keys with u64 values 9.122 / 33.255 against 9.039 / 33.235, with u32
- * values 6.967 / 27.283 against 6.967 / 27.267, i64 with u64 values 8.686 / 31.826 against
- * 8.805 / 32.581. */
+ * registers either way (a trial build, same run): f32 0.461 to 0.463 / 1.521 to 1.527 / 5.819 to
+ * 5.820 against 0.438 to 0.440 / 1.513 to 1.514 / 5.831 to 5.833, i32 0.457 / 1.513 / 5.764 against
+ * 0.438 / 1.503 / 5.784, f32 keys with u32 values 0.667 / 2.275 / 8.932 against 0.629 / 2.233 /
+ * 8.894; at 2^24 each of their passes but the third took 6 to 8 us more, the histogram 2 (cause not
+ * found). With values, 64-bit keys gained little or lost (0.7.45, GPUSORT_SORT_SPLIT_MAPS=1, 2^26 /
+ * 2^28): f64 keys with u64 values 9.122 / 33.255 against 9.039 / 33.235, with u32 values 6.967 /
+ * 27.283 against 6.967 / 27.267, i64 with u64 values 8.686 / 31.826 against 8.805 / 32.581. */
 #define BIT GS_SORT_LAYOUT_BIT
 /* One workgroup for every layout, keys32 keys each for 32-bit keys (with or without values),
  * keys64 for 64-bit keys: the presets measured no further than their first shapes. */
