@@ -103,14 +103,16 @@ enum { ANY = 0 };
  * and 0.618 / 2.222 and 2.219 / 8.788 and 8.778 ms at 2^24 / 2^26 / 2^28 against 0.620 and 0.625 /
  * 2.236 and 2.234 / 8.849 and 8.840 (80 registers), i32/u32 0.626 / 2.225 against 0.631 / 2.240,
  * but f32/u32 0.705 / 2.523 against 0.628 / 2.233 (81 registers in the passes that map, one
- * workgroup an SM), so 26 stays for the layout; 384 x 24, 25 and 28 took 2.244 and 2.247, 2.238 and
- * 2.250, and 2.760 and 2.765 ms at 2^26. Nor did the sorts lose to a last, part-empty round of
- * tiles over the SMs (as the scan's tiles had, scan_rows below): per-key times at sizes that fill
- * 24.9 to 26.1 rounds of the tiles the device holds at once went smoothly, with no step at whole
- * rounds (u32/u32 pairs 33.1 to 33.6 ps a key, the slowest at 24.9 and 26.1 rounds; u64 keys 71.2
- * to 72.5 at 8.9 to 9.9 rounds; f32 keys 22.5 to 22.6). u64 keys in 384 x 16 and 17 took 1.233 and
- * 1.216 ms at 2^24 against 1.204 to 1.208 in the preset's 384 x 18; f32 keys in 256 x 24, 26 and 30
- * 1.572 to 1.581, 1.543 to 1.549 and 1.762 to 1.776 ms at 2^26 against 1.506 to 1.515 in 256 x 28.
+ * workgroup an SM), so 26 stays for the layout (the float map written without a select takes those
+ * passes to 80 registers at 384 x 27, but its time at 27 is unmeasured: lib/keys.glsl); 384 x 24,
+ * 25 and 28 took 2.244 and 2.247, 2.238 and 2.250, and 2.760 and 2.765 ms at 2^26. Nor did the
+ * sorts lose to a last, part-empty round of tiles over the SMs (as the scan's tiles had, scan_rows
+ * below): per-key times at sizes that fill 24.9 to 26.1 rounds of the tiles the device holds at
+ * once went smoothly, with no step at whole rounds (u32/u32 pairs 33.1 to 33.6 ps a key, the
+ * slowest at 24.9 and 26.1 rounds; u64 keys 71.2 to 72.5 at 8.9 to 9.9 rounds; f32 keys 22.5 to
+ * 22.6). u64 keys in 384 x 16 and 17 took 1.233 and 1.216 ms at 2^24 against 1.204 to 1.208 in the
+ * preset's 384 x 18; f32 keys in 256 x 24, 26 and 30 1.572 to 1.581, 1.543 to 1.549 and 1.762 to
+ * 1.776 ms at 2^26 against 1.506 to 1.515 in 256 x 28.
  * NVIDIA, 32-bit keys with 32-bit values (0.7.25): keys in registers with early counts, the
  * values loaded after the keys are written out, all at once (radix_onesweep.comp), in 512 x 15:
  * 64 registers at most let two workgroups of 512 share an SM. H200, 2^28 u32/u32 pairs, ms and

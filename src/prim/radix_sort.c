@@ -404,7 +404,10 @@ static int record_histograms(recording *r, unsigned passes, unsigned last_bits) 
 
 /* The digit-binning kernel of a pass: `plain` ones for passes that neither map nor unmap keys
  * (same interface), segmented ones for segmented sorts, a small sort's tile's for small sorts,
- * and with split_maps the first or the last pass's own. */
+ * and with split_maps the first or the last pass's own. The plain ones pay where registers do
+ * not show it: f32 keys' middle passes on the mapping pipeline took 0.347 ms at 2^26 against
+ * 0.338 on the plain one, 79 registers both, 61,312 bytes of code against 51,584 (H100,
+ * 0.7.46, a trial build, two rounds, same run: 1.535 and 1.536 ms against 1.516 and 1.515). */
 static const gs_kernel *pass_kernel(const recording *r, uint32_t flags) {
   const gs_radix_sort *s = r->s;
   const uint32_t maps = flags & (GS_SORT_FIRST_PASS | GS_SORT_LAST_PASS);
