@@ -360,11 +360,11 @@ typedef struct gpusort_device_info {
   /* The early walk's read-ahead (since 0.7.37): as it walks, the walker reads the input about
    * this many KiB past its tile into cache (0: none). */
   uint32_t scan_read_ahead_kib;
-  /* Signed, float and descending keys' sort tiles (since 0.7.47): a key an invocation fewer than
-   * the shapes above in the layouts whose bit is set (1: 32-bit keys alone, 2: with 32-bit values
-   * or indices, 4: with 64-bit values, 8: 64-bit keys alone, 16: with values), whose tiles leave
-   * no registers for the map of such keys' first and last passes. */
-  uint32_t sort_mapped_fewer_keys;
+  /* Float keys' sort tiles (since 0.7.47): a key an invocation fewer than the shapes above in the
+   * layouts whose bit is set (1: 32-bit keys alone, 2: with 32-bit values or indices, 4: with
+   * 64-bit values, 8: 64-bit keys alone, 16: with values), whose tiles leave no registers for the
+   * float map of the first and last passes. */
+  uint32_t sort_float_fewer_keys;
   uint32_t reserved_end;                  /* zero (the next field's place) */
 } gpusort_device_info;
 

@@ -1031,12 +1031,12 @@ class DevicesAndBench(CliTest):
         # (no walk, no read-ahead)
         p = run(["devices", "-v"], env={"GPUSORT_SCAN_EARLY_WALK": "0", "GPUSORT_SCAN_READ_AHEAD_KIB": "64"})
         self.assertNotIn("look-back scan: the walking subgroup reads", p.stdout.decode())
-        # mapped keys' tiles a key fewer, from their knob (lavapipe's preset has none)
-        self.assertNotIn("signed, float and descending keys: tiles", p.stdout.decode())
-        p = run(["devices", "-v"], env={"GPUSORT_SORT_MAPPED_FEWER_KEYS": "1"})
+        # float keys' tiles a key fewer, from their knob (lavapipe's preset has none)
+        self.assertNotIn("float keys: tiles", p.stdout.decode())
+        p = run(["devices", "-v"], env={"GPUSORT_SORT_FLOAT_FEWER_KEYS": "1"})
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertRegex(p.stdout.decode(), r"preset \S+ \(tuned by GPUSORT_\*\)")
-        self.assertIn("signed, float and descending keys: tiles of a key an invocation fewer for 32-bit keys alone, "
+        self.assertIn("float keys: tiles of a key an invocation fewer for 32-bit keys alone, "
                       "32-bit keys with 32-bit values, 32-bit keys with 64-bit values, 64-bit keys alone and 64-bit "
                       "keys with values", p.stdout.decode())
 

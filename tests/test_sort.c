@@ -390,21 +390,35 @@ int main(int argc, char **argv) {
     printf("first and last passes in pipelines of their own\n");
   }
 
-  /* ... nor those that set GPUSORT_SORT_MAPPED_FEWER_KEYS=1, unless mapped keys' tiles hold a
-   * key an invocation fewer than unsigned ascending keys' */
-  const char *fewer_knob = getenv("GPUSORT_SORT_MAPPED_FEWER_KEYS");
+  /* ... nor those that set GPUSORT_SORT_FLOAT_FEWER_KEYS=1, unless float keys' tiles (both ways,
+   * alone and with 32-bit values) hold a key an invocation fewer than the other keys' */
+  const char *fewer_knob = getenv("GPUSORT_SORT_FLOAT_FEWER_KEYS");
   if (fewer_knob && strcmp(fewer_knob, "1") == 0) {
-    const sort_case cases[] = {{.key = GS_KEY_U32}, {.key = GS_KEY_F32}, {.key = GS_KEY_U32, .descending = true}};
-    gs_radix_sort *s[3];
-    for (size_t i = 0; i < 3; i++)
-      if (harness_sorter(&h, &cases[i], &s[i])) return 1;
-    if (s[1]->keys_per_thread + 1 != s[0]->keys_per_thread || s[2]->keys_per_thread + 1 != s[0]->keys_per_thread) {
-      fprintf(stderr, "GPUSORT_SORT_MAPPED_FEWER_KEYS=1, but f32 and descending tiles take %u and %u keys an "
-                      "invocation against %u\n", s[1]->keys_per_thread, s[2]->keys_per_thread, s[0]->keys_per_thread);
-      return 1;
+    for (unsigned value_bytes = 0; value_bytes <= 4; value_bytes += 4) {
+      const sort_case cases[] = {{.key = GS_KEY_U32, .value_bytes = value_bytes},
+                                 {.key = GS_KEY_I32, .value_bytes = value_bytes},
+                                 {.key = GS_KEY_U32, .descending = true, .value_bytes = value_bytes},
+                                 {.key = GS_KEY_F32, .value_bytes = value_bytes},
+                                 {.key = GS_KEY_F32, .descending = true, .value_bytes = value_bytes}};
+      uint32_t keys[5];
+      for (size_t i = 0; i < 5; i++) {
+        gs_radix_sort *s;
+        if (harness_sorter(&h, &cases[i], &s)) {
+          fprintf(stderr, "no sorter: %s\n", gs_last_error());
+          return 1;
+        }
+        keys[i] = s->keys_per_thread;
+      }
+      if (keys[1] != keys[0] || keys[2] != keys[0] || keys[3] + 1 != keys[0] || keys[4] + 1 != keys[0]) {
+        fprintf(stderr,
+                "GPUSORT_SORT_FLOAT_FEWER_KEYS=1, but with %u-byte values u32, i32 and descending u32 tiles take "
+                "%u, %u and %u keys an invocation, f32 both ways %u and %u\n",
+                value_bytes, keys[0], keys[1], keys[2], keys[3], keys[4]);
+        return 1;
+      }
+      printf("with %u-byte values, float keys' tiles: %u keys an invocation, the others' %u\n", value_bytes, keys[3],
+             keys[0]);
     }
-    printf("mapped keys' tiles: %u keys an invocation, unsigned ascending keys' %u\n", s[1]->keys_per_thread,
-           s[0]->keys_per_thread);
   }
 
   if (strcmp(mode, "matrix") == 0 || strcmp(mode, "fallback") == 0) {

@@ -116,7 +116,7 @@ class DeviceInfo(ctypes.Structure):
         ("compact_early_walk", ctypes.c_uint32),
         ("scan_early_walk", ctypes.c_uint32),
         ("scan_read_ahead_kib", ctypes.c_uint32),
-        ("sort_mapped_fewer_keys", ctypes.c_uint32),
+        ("sort_float_fewer_keys", ctypes.c_uint32),
         ("reserved_end", ctypes.c_uint32),
     ]
 

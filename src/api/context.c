@@ -215,10 +215,11 @@ static void describe(const gs_device_info *d, bool is_default, gpusort_device_in
   out->compact_early_walk = config.compact_early_walk;
   out->scan_early_walk = config.scan_early_walk;
   out->scan_read_ahead_kib = config.scan_read_ahead_kib;
-  static const gs_sort_layout public_order[] = {GS_SORT_KEYS32, GS_SORT_PAIRS32_32, GS_SORT_PAIRS32_64, GS_SORT_KEYS64,
-                                                GS_SORT_PAIRS64};
-  for (uint32_t i = 0; i < sizeof public_order / sizeof public_order[0]; i++)
-    if (config.sort_mapped_fewer_keys & GS_SORT_LAYOUT_BIT(public_order[i])) out->sort_mapped_fewer_keys |= 1u << i;
+  /* (the layouts' bits are in the public order) */
+  _Static_assert(GS_SORT_KEYS32 == 0 && GS_SORT_PAIRS32_32 == 1 && GS_SORT_PAIRS32_64 == 2 && GS_SORT_KEYS64 == 3 &&
+                     GS_SORT_PAIRS64 == 4 && GS_SORT_LAYOUTS == 5,
+                 "gpusort_device_info.sort_float_fewer_keys");
+  out->sort_float_fewer_keys = config.sort_float_fewer_keys;
   _Static_assert(GS_SORT_SMALL_TILES == GPUSORT_SMALL_SORT_TILES, "small sorts' tiles: one bound");
   out->sort_small_tile_count = config.sort_small_tile_count;
   for (uint32_t i = 0; i < config.sort_small_tile_count; i++) {

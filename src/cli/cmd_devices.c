@@ -25,15 +25,17 @@ static void print_configuration(const gpusort_device_info *d) {
       printf("%s %u x %u", i ? "," : "", d->sort_small_workgroup_size[i], d->sort_small_keys_per_invocation[i]);
     printf(" keys, each taken by sorts of at least %u such tiles (Onesweep)\n", d->sort_small_min_tiles);
   }
-  if (d->sort_mapped_fewer_keys) { /* the layouts, in the order of the tiles above */
+  if (d->sort_float_fewer_keys) { /* the layouts, by their bits */
     static const char *const layouts[] = {"32-bit keys alone", "32-bit keys with 32-bit values",
                                           "32-bit keys with 64-bit values", "64-bit keys alone",
                                           "64-bit keys with values"};
-    printf("        signed, float and descending keys: tiles of a key an invocation fewer for");
+    const size_t count = sizeof layouts / sizeof layouts[0];
+    printf("        float keys: tiles of a key an invocation fewer for");
     unsigned left = 0;
-    for (size_t i = 0; i < 5; i++) left += (d->sort_mapped_fewer_keys >> i) & 1u;
-    for (size_t i = 0; i < 5; i++)
-      if ((d->sort_mapped_fewer_keys >> i) & 1u) printf(" %s%s", layouts[i], --left == 0 ? "" : left == 1 ? " and" : ",");
+    for (size_t i = 0; i < count; i++) left += (d->sort_float_fewer_keys >> i) & 1u;
+    for (size_t i = 0; i < count; i++)
+      if ((d->sort_float_fewer_keys >> i) & 1u)
+        printf(" %s%s", layouts[i], --left == 0 ? "" : left == 1 ? " and" : ",");
     printf("\n");
   }
   if (d->compact_read_ahead_kib)

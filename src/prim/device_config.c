@@ -103,26 +103,28 @@ enum { ANY = 0 };
  * and 0.618 / 2.222 and 2.219 / 8.788 and 8.778 ms at 2^24 / 2^26 / 2^28 against 0.620 and 0.625 /
  * 2.236 and 2.234 / 8.849 and 8.840 (80 registers), i32/u32 0.626 / 2.225 against 0.631 / 2.240,
  * but f32/u32 0.705 / 2.523 against 0.628 / 2.233 (81 registers in the passes that map, one
- * workgroup an SM). So since 0.7.47 unsigned ascending keys take 384 x 27 and mapped keys (signed,
- * float, descending) 384 x 26 (mapped_fewer_keys). H100, two trial builds whose u32 keys took
- * 0.7.47's tile (the first with its code for them too), each beside 0.7.46 in one run, two rounds,
- * ms at 2^24 / 2^26 / 2^28: u32/u32 pairs 0.622 and 0.620 / 2.220 and 2.219 / 8.810 and 8.831
- * against 0.623 and 0.624 / 2.232 and 2.238 / 8.876 and 8.895 (CUB's 0.616 / 2.197 / 8.928), and
- * 0.621 and 0.619 / 2.213 and 2.217 / 8.802 and 8.815 against 0.623 and 0.625 / 2.227 and 2.226 /
- * 8.858 and 8.861 (CUB's 0.618 / 2.213 / 8.904). Tried for mapped keys at 27 in those builds and
- * dropped: the float map without a select (lib/keys.glsl) left f32/u32's passes that map at 81
- * registers (first and last pass 0.669 and 0.667 ms at 2^26 against 0.515 and 0.526 at 26); both
- * maps as xors under a mask, all ones in the pass that maps, instead of a branch on the pass, took
- * f32/u32 to 80 (2.215 and 2.208 ms at 2^26 against 26's 2.231 and 2.234) but descending f32/u32 to
- * 81, and f32 keys alone, at 256 x 28, to 81 (1.670 and 1.663 ms against 1.515 and 1.506, another
- * run). In the 0.7.46 runs, u32/u32 pairs in 384 x 24, 25 and 28 took 2.244 and 2.247, 2.238 and
- * 2.250, and 2.760 and 2.765 ms at 2^26. Nor did the sorts lose to a last, part-empty round of
- * tiles over the SMs (as the scan's tiles had, scan_rows below): per-key times at sizes that fill
- * 24.9 to 26.1 rounds of the tiles the device holds at once went smoothly, with no step at whole
- * rounds (u32/u32 pairs 33.1 to 33.6 ps a key, the slowest at 24.9 and 26.1 rounds; u64 keys 71.2
- * to 72.5 at 8.9 to 9.9 rounds; f32 keys 22.5 to 22.6). u64 keys in 384 x 16 and 17 took 1.233 and
- * 1.216 ms at 2^24 against 1.204 to 1.208 in the preset's 384 x 18; f32 keys in 256 x 24, 26 and 30
- * 1.572 to 1.581, 1.543 to 1.549 and 1.762 to 1.776 ms at 2^26 against 1.506 to 1.515 in 256 x 28.
+ * workgroup an SM). So since 0.7.47 float keys take 384 x 26 (float_fewer_keys) and the others
+ * 384 x 27 (i32 and descending u32 keys with values take 80 registers there, as u32's: i32/u32 2.242
+ * and 2.234 ms at 2^26 against 2.241 and 2.242 in the first run below; descending pairs untimed).
+ * H100, two trial builds whose u32 keys took 0.7.47's tile (the first with its code for them too),
+ * each beside 0.7.46 in one run, two rounds, ms at 2^24 / 2^26 / 2^28: u32/u32 pairs 0.622 and
+ * 0.620 / 2.220 and 2.219 / 8.810 and 8.831 against 0.623 and 0.624 / 2.232 and 2.238 / 8.876 and
+ * 8.895 (CUB's 0.616 / 2.197 / 8.928), and 0.621 and 0.619 / 2.213 and 2.217 / 8.802 and 8.815
+ * against 0.623 and 0.625 / 2.227 and 2.226 / 8.858 and 8.861 (CUB's 0.618 / 2.213 / 8.904). Tried
+ * for float keys at 27 in those builds and dropped: the float map without a select (lib/keys.glsl)
+ * left f32/u32's passes that map at 81 registers (first and last pass 0.669 and 0.667 ms at 2^26
+ * against 0.515 and 0.526 at 26); both maps as xors under a mask, all ones in the pass that maps,
+ * instead of a branch on the pass, took f32/u32 to 80 (2.215 and 2.208 ms at 2^26 against 26's
+ * 2.231 and 2.234) but descending f32/u32 to 81, and f32 keys alone, at 256 x 28, to 81 (1.670 and
+ * 1.663 ms against 1.515 and 1.506, another run). In the 0.7.46 runs, u32/u32 pairs in 384 x 24, 25
+ * and 28 took 2.244 and 2.247, 2.238 and 2.250, and 2.760 and 2.765 ms at 2^26. Nor did the sorts
+ * lose to a last, part-empty round of tiles over the SMs (as the scan's tiles had, scan_rows
+ * below): per-key times at sizes that fill 24.9 to 26.1 rounds of the tiles the device holds at
+ * once went smoothly, with no step at whole rounds (u32/u32 pairs 33.1 to 33.6 ps a key, the
+ * slowest at 24.9 and 26.1 rounds; u64 keys 71.2 to 72.5 at 8.9 to 9.9 rounds; f32 keys 22.5 to
+ * 22.6). u64 keys in 384 x 16 and 17 took 1.233 and 1.216 ms at 2^24 against 1.204 to 1.208 in the
+ * preset's 384 x 18; f32 keys in 256 x 24, 26 and 30 1.572 to 1.581, 1.543 to 1.549 and 1.762 to
+ * 1.776 ms at 2^26 against 1.506 to 1.515 in 256 x 28.
  * NVIDIA, 32-bit keys with 32-bit values (0.7.25): keys in registers with early counts, the
  * values loaded after the keys are written out, all at once (radix_onesweep.comp), in 512 x 15:
  * 64 registers at most let two workgroups of 512 share an SM. H200, 2^28 u32/u32 pairs, ms and
@@ -263,7 +265,8 @@ typedef struct {
   uint32_t early_counts; /* the layouts whose tiles count and publish their digits before ranking
                           * their keys (radix_onesweep.comp's EARLY_COUNTS) */
   uint32_t split_maps;   /* the layouts whose first and last passes take pipelines of their own */
-  uint32_t mapped_fewer_keys; /* the layouts whose mapped keys' tiles hold a key an invocation fewer */
+  /* the layouts whose float keys' tiles hold a key an invocation fewer */
+  uint32_t float_fewer_keys;
   gs_sort_tile small[GS_SORT_SMALL_TILES]; /* tiles of small sorts, smallest first (none: {0}) */
   uint32_t small_min_tiles;
   uint32_t scan_small_rows, scan_small_min_tiles; /* small look-back scans' rows (0: none) */
@@ -325,7 +328,7 @@ static const preset presets[] = {
               [GS_SORT_KEYS64] = {384, 18}, [GS_SORT_PAIRS64] = {384, 13}},
      .hold_keys = BIT(GS_SORT_PAIRS32_64),
      .early_counts = BIT(GS_SORT_KEYS32) | BIT(GS_SORT_PAIRS32_32) | BIT(GS_SORT_KEYS64) | BIT(GS_SORT_PAIRS64),
-     .split_maps = BIT(GS_SORT_KEYS64), .mapped_fewer_keys = BIT(GS_SORT_PAIRS32_32),
+     .split_maps = BIT(GS_SORT_KEYS64), .float_fewer_keys = BIT(GS_SORT_PAIRS32_32),
      .scan_workgroup = 512, .scan_rows = 11, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
      .bitonic_max_keys = 1u << 12, .compact_workgroup = 1024, .compact_subtiles = 2, .histogram_groups = 1056,
      .compact_read_ahead_kib = 8192, .compact_early_walk = GPUSORT_EARLY_WALK_UNIQUE | GPUSORT_EARLY_WALK_RLE,
@@ -412,8 +415,8 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->sort_early_counts = layouts_switched(k->sort_early_counts, p->early_counts);
   c->sort_split_maps = layouts_switched(k->sort_split_maps, p->split_maps);
   /* (a knob's keys per invocation hold for every sort unless this knob asks too) */
-  c->sort_mapped_fewer_keys =
-      layouts_switched(k->sort_mapped_fewer_keys, k->sort_keys_per_thread ? 0 : p->mapped_fewer_keys);
+  c->sort_float_fewer_keys =
+      layouts_switched(k->sort_float_fewer_keys, k->sort_keys_per_thread ? 0 : p->float_fewer_keys);
   c->scan_workgroup_size = k->scan_workgroup ? k->scan_workgroup : workgroup_for(info, c->subgroup_size, p->scan_workgroup);
   c->scan_rows = k->scan_rows ? k->scan_rows : p->scan_rows;
   /* small scans: the knob's rows, else none where a knob fixed the tile, else the preset's */
@@ -445,7 +448,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   const bool tuned = k->subgroup_size || k->sort_workgroup || k->sort_keys_per_thread || k->scan_workgroup ||
                      k->scan_rows || k->compact_subtiles || k->histogram_groups || k->lookback_spin || k->submit_keys ||
                      k->sort_hold_keys != GS_KNOB_UNSET || k->sort_early_counts != GS_KNOB_UNSET ||
-                     k->sort_split_maps != GS_KNOB_UNSET || k->sort_mapped_fewer_keys != GS_KNOB_UNSET ||
+                     k->sort_split_maps != GS_KNOB_UNSET || k->sort_float_fewer_keys != GS_KNOB_UNSET ||
                      k->sort_small_tile_count != GS_KNOB_UNSET || k->scan_small_rows != GS_KNOB_UNSET ||
                      k->compact_read_ahead_kib != GS_KNOB_UNSET || k->compact_early_walk != GS_KNOB_UNSET ||
                      k->scan_early_walk != GS_KNOB_UNSET || k->scan_read_ahead_kib != GS_KNOB_UNSET;

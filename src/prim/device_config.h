@@ -53,7 +53,7 @@ typedef struct {
   uint32_t sort_split_maps;         /* the layouts whose first and last passes of keys that are
                                      * mapped (signed, float, descending) take pipelines of their
                                      * own (radix_onesweep.comp's PASS_MAPS) */
-  uint32_t sort_mapped_fewer_keys;  /* the layouts whose mapped keys take one key an invocation
+  uint32_t sort_float_fewer_keys;   /* the layouts whose float keys take one key an invocation
                                      * fewer than the layout's tile (src/prim/radix_sort.c) */
   uint32_t scan_workgroup_size;
   uint32_t scan_rows;               /* 16-byte vectors per invocation of a scan tile (a widened

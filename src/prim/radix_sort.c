@@ -64,11 +64,11 @@ static int choose_tile(gs_radix_sort *s, const gs_device_config *config) {
   s->hold_keys = (config->sort_hold_keys & GS_SORT_LAYOUT_BIT(layout)) != 0;
   s->early_counts = (config->sort_early_counts & GS_SORT_LAYOUT_BIT(layout)) != 0;
   s->split_maps = (config->sort_split_maps & GS_SORT_LAYOUT_BIT(layout)) != 0;
-  /* Keys that the first and last passes map (signed, float, descending) need registers for the
-   * map that some tiles leave no room for (src/prim/device_config.c). */
-  const bool mapped = s->info->kind != GS_KEY_KIND_UNSIGNED || s->config.descending;
+  /* Float keys' map (in the first pass and out of the last) needs registers that some tiles leave
+   * no room for (src/prim/device_config.c). */
   const uint32_t keys_per_thread = config->sort_tiles[layout].keys_per_thread;
-  const bool fewer = mapped && keys_per_thread > 1 && (config->sort_mapped_fewer_keys & GS_SORT_LAYOUT_BIT(layout));
+  const bool fewer = s->info->kind == GS_KEY_KIND_FLOAT && keys_per_thread > 1 &&
+                     (config->sort_float_fewer_keys & GS_SORT_LAYOUT_BIT(layout));
   gs_radix_sort_tile t;
   int rc = fit_tile(s, config->sort_tiles[layout].workgroup_size, keys_per_thread - (fewer ? 1 : 0), &t);
   if (rc) return rc;

@@ -149,7 +149,7 @@ static void read_knobs(void) {
   knobs.sort_hold_keys = switch_knob("GPUSORT_SORT_HOLD_KEYS");
   knobs.sort_early_counts = switch_knob("GPUSORT_SORT_EARLY_COUNTS");
   knobs.sort_split_maps = switch_knob("GPUSORT_SORT_SPLIT_MAPS");
-  knobs.sort_mapped_fewer_keys = switch_knob("GPUSORT_SORT_MAPPED_FEWER_KEYS");
+  knobs.sort_float_fewer_keys = switch_knob("GPUSORT_SORT_FLOAT_FEWER_KEYS");
   small_tiles_knob("GPUSORT_SORT_SMALL_TILES");
   scan_small_rows_knob("GPUSORT_SCAN_SMALL_ROWS");
   knobs.submit_keys = number("GPUSORT_SUBMIT_KEYS");

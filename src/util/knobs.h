@@ -32,7 +32,7 @@ typedef struct {
   uint32_t sort_hold_keys;       /* GPUSORT_SORT_HOLD_KEYS=0|1, else GS_KNOB_UNSET */
   uint32_t sort_early_counts;    /* GPUSORT_SORT_EARLY_COUNTS=0|1, else GS_KNOB_UNSET */
   uint32_t sort_split_maps;      /* GPUSORT_SORT_SPLIT_MAPS=0|1, else GS_KNOB_UNSET */
-  uint32_t sort_mapped_fewer_keys; /* GPUSORT_SORT_MAPPED_FEWER_KEYS=0|1, else GS_KNOB_UNSET */
+  uint32_t sort_float_fewer_keys; /* GPUSORT_SORT_FLOAT_FEWER_KEYS=0|1, else GS_KNOB_UNSET */
   /* GPUSORT_SORT_SMALL_TILES=WxK[,WxK...][@T]: the tiles of small sorts, smallest first, and
    * how many tiles a sort must fill to take the next larger one (T, default 128); "0": none.
    * small_tile_count: GS_KNOB_UNSET when unset (the device's configuration), 0 for none. */
