@@ -32,9 +32,9 @@ int harness_sorter(harness *h, const sort_case *c, gs_radix_sort **s) {
   return sorter_for(h, c->key, c->descending, c->value_bytes, s);
 }
 
-uint32_t harness_tile_keys(harness *h, gs_key_type key, bool descending, unsigned value_bytes) {
+uint32_t harness_tile_keys(harness *h, const sort_case *c) {
   gs_radix_sort *s;
-  return sorter_for(h, key, descending, value_bytes, &s) == GPUSORT_OK ? s->tile_keys : 0;
+  return harness_sorter(h, c, &s) == GPUSORT_OK ? s->tile_keys : 0;
 }
 
 uint32_t harness_histogram_groups(harness *h) {

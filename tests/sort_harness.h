@@ -48,9 +48,9 @@ void harness_close(harness *h);
 
 /* The sorter for a case's key type, direction and value size (cached by the context). */
 int harness_sorter(harness *h, const sort_case *c, gs_radix_sort **s);
-/* The keys of the layout's own tile for this key type, direction and value size on this device
- * (the one sorts of many keys take; small sorts may take smaller ones). */
-uint32_t harness_tile_keys(harness *h, gs_key_type key, bool descending, unsigned value_bytes);
+/* The keys of the case's sorter's own tile on this device (the one sorts of many keys take;
+ * small sorts may take smaller ones). */
+uint32_t harness_tile_keys(harness *h, const sort_case *c);
 
 /* The most workgroups the sorter's histogram pass runs in (0: no sorter). */
 uint32_t harness_histogram_groups(harness *h);

@@ -188,7 +188,7 @@ static void run_types(harness *h) {
       for (int desc = 0; desc < 2; desc++) {
         if (h->sampled && desc != (key + payload) % 2) continue;
         sort_case c = payload_case((gs_key_type)key, desc, payload);
-        const uint64_t tile = harness_tile_keys(h, c.key, c.descending, c.value_bytes), sg = h->ctx.dev.subgroup_size;
+        const uint64_t tile = harness_tile_keys(h, &c), sg = h->ctx.dev.subgroup_size;
         const uint64_t sizes[] = {0, 1, sg + 1, tile - 1, tile + 1, 3 * tile + 77};
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
           for (size_t d = 0; d < sizeof dists / sizeof dists[0]; d++) {
@@ -217,7 +217,7 @@ static void run_placements(harness *h) {
         for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
           sort_case c = payload_case(types[t], r % 2 == 1, payload);
           c.begin_bit = ranges[r][0], c.end_bit = ranges[r][1];
-          const uint64_t tile = harness_tile_keys(h, c.key, c.descending, c.value_bytes);
+          const uint64_t tile = harness_tile_keys(h, &c);
           const uint64_t sizes[] = {0, 1, tile + 1, 3 * tile + 77};
           for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
             char label[128];
@@ -248,7 +248,7 @@ static void run_segments(harness *h) {
             if (h->sampled && desc != (int)(t + payload / 2) % 2) continue;
             sort_case c = payload_case(types[t], desc, payload);
             c.begin_bit = ranges[r][0], c.end_bit = ranges[r][1];
-            const uint64_t tile = harness_tile_keys(h, c.key, c.descending, c.value_bytes);
+            const uint64_t tile = harness_tile_keys(h, &c);
             h->segment_keys = (3 + (t + payload) % 2) * tile;
             const uint64_t seg = h->segment_keys;
             const uint64_t sizes[] = {seg + 1, 2 * seg, 2 * seg + 1, 3 * seg + tile / 2, 7 * seg - 1};
@@ -290,7 +290,7 @@ static void run_bits(harness *h) {
         sort_case c = {.key = types[t], .descending = desc, .value_bytes = 4, .index_values = true,
                        .begin_bit = wide ? ranges64[r][0] : ranges32[r][0],
                        .end_bit = wide ? ranges64[r][1] : ranges32[r][1]};
-        const uint64_t tile = harness_tile_keys(h, c.key, c.descending, 4);
+        const uint64_t tile = harness_tile_keys(h, &c);
         const char *const dists[] = {"uniform", "special", "few:9"};
         for (size_t d = 0; d < 3; d++) {
           gs_dist dist;
@@ -312,7 +312,7 @@ static void run_stability(harness *h, bool keys32_only) {
     for (int desc = 0; desc < 2; desc++) {
       sort_case c = {.key = types[t], .descending = desc, .value_bytes = 4, .index_values = true};
       const unsigned kb = gs_key_info_of(c.key)->bytes;
-      const uint64_t n = 20 * harness_tile_keys(h, c.key, c.descending, 4) + 5;
+      const uint64_t n = 20 * harness_tile_keys(h, &c) + 5;
       unsigned char *keys = malloc(n * kb), *out = malloc(n * kb);
       uint32_t *index = malloc(n * 4);
       gs_generate(c.key, (gs_dist){GS_DIST_FEW, 3}, 77, n, 0, n, keys, kb);
@@ -353,7 +353,7 @@ int main(int argc, char **argv) {
     }
   }
   const uint64_t sg = h.ctx.dev.subgroup_size;
-  const uint64_t tile = harness_tile_keys(&h, GS_KEY_U32, false, 0);
+  const uint64_t tile = harness_tile_keys(&h, &(sort_case){.key = GS_KEY_U32});
   printf("device: %s, subgroup %llu, tile %llu keys, mode %s%s, algorithm %s\n", h.ctx.dev.info.name,
          (unsigned long long)sg, (unsigned long long)tile, mode, h.sampled ? " (sampled)" : "",
          gs_sort_algo_name(h.algo));
@@ -444,7 +444,7 @@ int main(int argc, char **argv) {
     const char *const some[] = {"uniform", "few:5", "sorted"};
     run_sizes(&h, GS_KEY_U32, sizes, sizeof sizes / sizeof sizes[0], some, 3);
     /* 64-bit keys: eight digit positions, whose histograms' scan is folded too */
-    const uint64_t wide_size[] = {7 * harness_tile_keys(&h, GS_KEY_U64, false, 0) + 3};
+    const uint64_t wide_size[] = {7 * harness_tile_keys(&h, &(sort_case){.key = GS_KEY_U64}) + 3};
     const char *const wide[] = {"uniform", "lowbits:16"};
     run_sizes(&h, GS_KEY_U64, wide_size, 1, wide, 2);
   } else if (strcmp(mode, "types") == 0) {
