@@ -168,8 +168,11 @@ bool last_pass() { return (((pc.flags & FLAGS_MAPPING) | ALWAYS_MAPPING) & GS_SO
 // A key as a pass writes it: the last pass maps the ordered bits back to the key's type.
 key_t output_key(key_t ordered, bool last) { return last ? key_from_ordered(ordered) : ordered; }
 
-void store_key(uint to, key_t ordered) {
-  const key_t stored = output_key(ordered, last_pass());
+// Whether the keys' type has a map at all (unsigned ascending keys' ordered bits are the keys).
+const bool MAPPED_KEYS = KEY_KIND != 0u || KEY_DESCENDING != 0u;
+
+void store_key(uint to, key_t ordered, bool last) {
+  const key_t stored = output_key(ordered, last);
   if (SEGMENTED)
     KeyOut(element_address(pc.keys_out, to, KEY_BITS / 8)).key = stored;
   else
@@ -603,13 +606,20 @@ void main() {
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++)
       s_stage[bitfieldExtract(packed_ranks[i / 2u], int(16u * (i % 2u)), 16)] = high_halves[i];
     barrier();
-    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
-      const uint j = lid + i * WORKGROUP_SIZE;
-      if (j < valid) {
-        const key_t k = key_t(low_halves[i]) | (key_t(s_stage[j]) << 32);
-        store_key(s_digit_dest[digit_of(k)] + j, k);
-      }
+#define WRITE_OUT_WHOLE_KEY(i, last)                                   \
+  {                                                                     \
+    const uint j = lid + (i) * WORKGROUP_SIZE;                          \
+    if (j < valid) {                                                    \
+      const key_t k = key_t(low_halves[i]) | (key_t(s_stage[j]) << 32); \
+      store_key(s_digit_dest[digit_of(k)] + j, k, last);                \
+    }                                                                   \
+  }
+    if (MAPPED_KEYS && last_pass()) { // (as below)
+      [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) WRITE_OUT_WHOLE_KEY(i, true)
+    } else {
+      [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) WRITE_OUT_WHOLE_KEY(i, false)
     }
+#undef WRITE_OUT_WHOLE_KEY
     return;
   }
 #endif
@@ -619,18 +629,36 @@ void main() {
   uint written_digits[PACKED_DIGIT_WORDS];
   [[unroll]] for (uint w = 0u; w < written_digits.length(); w++) written_digits[w] = 0u;
 #endif
-  [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
-    const uint j = lid + i * WORKGROUP_SIZE;
-    if (j < valid) {
-      const key_t k = staged_key(j);
-      const uint d = digit_of(k);
-      const uint to = s_digit_dest[d] + j;
-      store_key(to, k);
 #if VALUE_WORDS > 0
-      PACK_DIGIT(written_digits, i, d);
+#define PACK_WRITTEN_DIGIT(i, d) PACK_DIGIT(written_digits, i, d)
+#else
+#define PACK_WRITTEN_DIGIT(i, d)
 #endif
-    }
+#define WRITE_OUT_KEY(i, last)                        \
+  {                                                   \
+    const uint j = lid + (i) * WORKGROUP_SIZE;        \
+    if (j < valid) {                                  \
+      const key_t k = staged_key(j);                  \
+      const uint d = digit_of(k);                     \
+      store_key(s_digit_dest[d] + j, k, last);        \
+      PACK_WRITTEN_DIGIT(i, d);                       \
+    }                                                 \
   }
+  // Keys alone choose the last pass's unmap once for the tile, around two copies of the loop: a
+  // choice per key cost every pass of the pipeline a select a key. H100, 2^24 / 2^26 / 2^28, two
+  // rounds, same run: f32 keys 0.441 and 0.441 / 1.513 and 1.509 / 5.807 and 5.808 ms against
+  // 0.442 and 0.441 / 1.515 and 1.516 / 5.842 and 5.846; i32 keys 0.437 and 0.438 / 1.495 and
+  // 1.498 against 0.439 and 0.440 / 1.504 and 1.507 (u32 keys, which have no map, unchanged).
+  // With values it was no faster (f32/u32 pairs 9.020 and 9.009 ms at 2^28 against 8.999 and
+  // 8.999), so they keep the choice per key.
+  const bool unmaps = MAPPED_KEYS && last_pass();
+  if (VALUE_WORDS == 0 && unmaps) {
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) WRITE_OUT_KEY(i, true)
+  } else {
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) WRITE_OUT_KEY(i, VALUE_WORDS == 0 ? false : unmaps)
+  }
+#undef WRITE_OUT_KEY
+#undef PACK_WRITTEN_DIGIT
 
 #if VALUE_WORDS > 0
   // Values take the same way: staged at their keys' ranks, written where the keys went.
