@@ -655,7 +655,7 @@ void main() {
   if (VALUE_WORDS == 0 && unmaps) {
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) WRITE_OUT_KEY(i, true)
   } else {
-    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) WRITE_OUT_KEY(i, VALUE_WORDS == 0 ? false : unmaps)
+    [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) WRITE_OUT_KEY(i, VALUE_WORDS > 0 && unmaps)
   }
 #undef WRITE_OUT_KEY
 #undef PACK_WRITTEN_DIGIT
