@@ -1283,6 +1283,30 @@ void staged_tile(uint tile) {
 }
 #endif
 
+// What the next pass on this state needs zero, zeroed as this one goes (src/prim/compact.c's
+// gs_compact_rest): this tile's descriptors in the other half of the state, which this pass
+// never reads, and, by the workgroup that drew the dispatch's last ticket (every other has
+// drawn its own), the ticket counter.
+void leave_at_rest(uint tile) {
+  const uint lid = gl_LocalInvocationID.x;
+  if (lid == 0u && tile + 1u == gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z)
+    atomicStore(WordArray(pc.control).words[0], 0u, gl_ScopeQueueFamily, 0, 0);
+  if (tile >= pc.tiles) return;
+  WordArray other = WordArray(pc.rest);
+  if (lid == 0u) other.words[tile] = 0u;
+#ifdef REDUCE_BY_KEY
+#ifdef SPLIT_DESCRIPTORS
+  const uint value_words = SPLIT_WORDS;
+#else
+  const uint value_words = 2u; // (one 64-bit descriptor)
+#endif
+  // (the value descriptors sit as far past the counts in either half: the low words of two
+  // addresses in one block differ by as much)
+  const uint values_at = (pc.tile_data.x - pc.lookback.x) / 4u;
+  if (lid < value_words) other.words[values_at + tile * value_words + lid] = 0u;
+#endif
+}
+
 // Tiles go by ticket, so a tile's predecessors have all started, on any device. Taking the
 // workgroup's index instead (which leans on the device starting workgroups in order, or else
 // on the look-back's fallback) made select, unique and rle 1 to 2.5% faster on an H200 and
@@ -1294,6 +1318,7 @@ void main() {
   }
   barrier();
   const uint tile = s_ticket;
+  if (pc.rest != uvec2(0u)) leave_at_rest(tile);
   if (tile >= pc.tiles) return; // surplus workgroup of a folded dispatch
 #ifdef REDUCE_BY_KEY
   if (EARLY_WALK != 0u) runs_tile_early_walk(tile);

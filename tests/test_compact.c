@@ -36,6 +36,7 @@ typedef struct {
   unsigned only; /* ONLY_* */
   bool small;
   bool misaligned; /* inputs one element into their buffers */
+  bool kept;       /* each pass checked finds its state as passes before it left it (kept_passes) */
   int failures, checks;
 } tester;
 
@@ -121,6 +122,51 @@ typedef struct {
 
 enum { OUT_KEYS = 1, OUT_INDICES = 2, OUT_BOTH = 3 };
 
+static bool all_zero(const unsigned char *bytes, size_t size) {
+  for (size_t i = 0; i < size; i++)
+    if (bytes[i]) return false;
+  return true;
+}
+
+/* Before the pass checked, two on its state block that track what it holds (gs_compact_rest):
+ * one over the later keys alone, which clears the block and leaves its own descriptors in one
+ * half, then one over all keys in the other half, which zeroes those. The pass checked, in the
+ * first half again, clears nothing: it needs their tiles to have zeroed its descriptors and
+ * their last workgroups the ticket counter, which this checks on the block itself too (on
+ * lavapipe a tile seldom reads a descriptor its predecessor has not yet posted again). */
+static int kept_passes(tester *t, const gs_compact *compact, uint64_t n, gs_compact_run *run, unsigned kb,
+                       unsigned vb, gs_compact_rest *rest) {
+  const uint64_t skip = n / 2;
+  gs_compact_run later = *run;
+  later.rest = run->rest = rest;
+  later.keys_in = gs_subrange(run->keys_in, skip * kb, (n - skip) * kb);
+  if (vb) later.values_in = gs_subrange(run->values_in, skip * vb, (n - skip) * vb);
+  gs_submission sub = {0};
+  int rc = gs_submission_init(t->dev, &sub);
+  if (!rc) rc = gs_submission_begin(t->dev, &sub);
+  if (!rc) rc = gs_compact_record(compact, sub.cb, n - skip, &later, NULL);
+  if (!rc) rc = gs_compact_record(compact, sub.cb, n, run, NULL);
+  if (!rc) rc = gs_submission_submit(t->dev, &sub, "the passes before");
+  if (!rc) rc = gs_submission_wait(t->dev, &sub, "the passes before");
+  gs_submission_destroy(t->dev, &sub);
+  if (rc || n == 0) return rc;
+  if (rest->half != 0) return gs_fail(GPUSORT_ERROR_RUNTIME, "the pass checked would take the second half");
+  gs_range counts, values;
+  gs_compact_descriptors(compact, run->state, 0, (n + compact->tile - 1) / compact->tile, &counts, &values);
+  const size_t bytes = 4 + counts.size + values.size;
+  unsigned char *state = malloc(bytes);
+  if (!state) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
+  rc = download(t, gs_subrange(run->state, 0, 4), state, 4);
+  if (!rc) rc = download(t, counts, state + 4, counts.size);
+  if (!rc) rc = download(t, values, state + 4 + counts.size, values.size);
+  if (!rc && !all_zero(state, 4)) rc = gs_fail(GPUSORT_ERROR_RUNTIME, "the ticket counter was left nonzero");
+  if (!rc && !all_zero(state + 4, counts.size)) rc = gs_fail(GPUSORT_ERROR_RUNTIME, "count descriptors were left");
+  if (!rc && !all_zero(state + 4 + counts.size, values.size))
+    rc = gs_fail(GPUSORT_ERROR_RUNTIME, "value descriptors were left");
+  free(state);
+  return rc;
+}
+
 /* Runs one compaction of n keys (and values) with the outputs asked for (OUT_*) and downloads
  * everything it wrote. */
 static int run_gpu(tester *t, const gs_compact_config *c, const unsigned char *keys, const unsigned char *values,
@@ -154,10 +200,8 @@ static int run_gpu(tester *t, const gs_compact_config *c, const unsigned char *k
   if (!rc && n && rbk) rc = gs_upload(&up, values_range, values, n * vb, &stats);
   if (!rc && program_length)
     rc = gs_upload(&up, gs_buffer_range(&program_buf), program, program_length * sizeof *program, &stats);
-  if (!rc) rc = gs_submission_init(t->dev, &sub);
-  if (!rc) rc = gs_submission_begin(t->dev, &sub);
   if (!rc) {
-    const gs_compact_run run = {.keys_in = keys_range,
+    gs_compact_run run = {.keys_in = keys_range,
                                 .values_in = values_range,
                                 .keys_out = outputs & OUT_KEYS ? gs_buffer_range(&keys_out) : (gs_range){0},
                                 .indices_out = outputs & OUT_INDICES ? gs_buffer_range(&indices_out) : (gs_range){0},
@@ -167,7 +211,11 @@ static int run_gpu(tester *t, const gs_compact_config *c, const unsigned char *k
                                 .program_length = program_length,
                                 .has_previous = has_previous,
                                 .previous_bits = previous};
-    rc = gs_compact_record(compact, sub.cb, n, &run, NULL);
+    gs_compact_rest rest = {0};
+    if (t->kept) rc = kept_passes(t, compact, n, &run, kb, rbk ? vb : 0, &rest);
+    if (!rc) rc = gs_submission_init(t->dev, &sub);
+    if (!rc) rc = gs_submission_begin(t->dev, &sub);
+    if (!rc) rc = gs_compact_record(compact, sub.cb, n, &run, NULL);
   }
   if (!rc) rc = gs_submission_submit(t->dev, &sub, "the test compaction");
   if (!rc) rc = gs_submission_wait(t->dev, &sub, "the test compaction");
@@ -592,7 +640,9 @@ int main(int argc, char **argv) {
   gs_key_type only = GS_KEY_U32;
   bool one_type = false, usage = !t.small && strcmp(mode, "matrix") != 0;
   for (int i = 2; i < argc && !usage; i++) {
-    if (strncmp(argv[i], "only:", 5) == 0) {
+    if (strcmp(argv[i], "kept") == 0) {
+      t.kept = true;
+    } else if (strncmp(argv[i], "only:", 5) == 0) {
       t.only = 0;
       for (const char *m = argv[i] + 5; *m && !usage; m += *m == ',') {
         const size_t len = strcspn(m, ",");
@@ -610,7 +660,7 @@ int main(int argc, char **argv) {
   }
   if (usage || t.only == 0) {
     fprintf(stderr, "usage: test_compact matrix|small|misaligned [u32|i32|f32|u64|i64|f64] "
-                    "[only:select,partition,unique,rle,reduce-by-key]\n");
+                    "[only:select,partition,unique,rle,reduce-by-key] [kept]\n");
     return 2;
   }
   gs_context_init(&t.ctx, -1, 60, 0);
@@ -619,7 +669,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   t.dev = &t.ctx.dev;
-  printf("device: %s, subgroup %u, mode %s, commands", t.dev->info.name, t.dev->subgroup_size, mode);
+  printf("device: %s, subgroup %u, mode %s%s, commands", t.dev->info.name, t.dev->subgroup_size, mode,
+         t.kept ? " (kept state)" : "");
   for (unsigned c = 0; c < 5; c++)
     if (t.only & (1u << c)) printf(" %s", only_names[c]);
   printf("\n");

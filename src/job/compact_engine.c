@@ -150,7 +150,7 @@ static VkDeviceSize program_bytes(void) { return GS_PREDICATE_MAX_OPS * sizeof(g
  * predicate, and staging both ways. */
 static uint64_t engine_bytes(const gs_context *ctx, const gs_compact_request *r, uint64_t n, const gs_compact *c) {
   const uint64_t up = n * up_bytes(r), down = n * down_bytes(r);
-  const uint64_t state = c ? gs_compact_state_bytes(c, n) : 256 + (n / 256 + 2) * 32;
+  const uint64_t state = c ? gs_compact_state_bytes(c, n) : 256 + 2 * (n / 256 + 3) * 32;
   return up + down + state + program_bytes() + gs_stager_bytes(up > down ? up : down, gs_context_staging_slot(ctx));
 }
 
@@ -277,6 +277,7 @@ static int compact_on_gpu(gs_compact_engine *e, uint64_t n) {
                               .indices_out = gs_buffer_range(&e->indices),
                               .values_out = by_key ? gs_buffer_range(&e->results) : none,
                               .state = gs_buffer_range(&e->state),
+                              .rest = &e->rest,
                               .program = filters(r) ? gs_buffer_range(&e->program) : none,
                               .program_length = filters(r) ? r->predicate.count : 0};
   gs_submission sub = {0};
@@ -290,6 +291,7 @@ static int compact_on_gpu(gs_compact_engine *e, uint64_t n) {
     e->gpu += gs_timestamps_seconds(dev, t[0], t[1]);
   gs_timestamps_destroy(dev, &ts);
   gs_submission_destroy(dev, &sub);
+  if (rc) e->rest = (gs_compact_rest){0}; /* (the pass may not have run to its end) */
   if (rc) return rc;
   uint32_t kept = UINT32_MAX;
   gs_transfer_stats stats = {0};

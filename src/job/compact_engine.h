@@ -92,6 +92,7 @@ typedef struct {
   unsigned gpu_key_bytes;     /* as the GPU compares it (widened) */
   unsigned char *form_keys, *wide_keys; /* a chunk's keys of another form, gathered and widened */
   gs_buffer keys, values, indices, results, state, program;
+  gs_compact_rest rest; /* what the state block holds for the next chunk's pass */
   gs_stager staging;  /* both ways */
   unsigned char *scratch; /* output records built here where the sink has no place for them */
   size_t scratch_bytes;

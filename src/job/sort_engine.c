@@ -337,7 +337,8 @@ static int record_then(gs_sort_engine *e, VkCommandBuffer cb, gs_timestamps *ts)
                               .indices_out = carries ? carried : (gs_range){0},
                               .carry_words = carries ? e->gpu_value_bytes / 4 : 0,
                               .values_out = e->request->then == GS_THEN_RLE ? gs_buffer_range(&e->counts) : (gs_range){0},
-                              .state = gs_buffer_range(&e->then_state)};
+                              .state = gs_buffer_range(&e->then_state),
+                              .rest = &e->then_rest};
   int rc = gs_compact_record(e->then, cb, e->n, &run, ts);
   e->sorted_keys = keys_out;
   if (carries) e->sorted_values = carried;
@@ -427,6 +428,7 @@ static int sort_on_gpu(gs_sort_engine *e) {
   e->emitted = e->n;
   if (e->then) rc = read_then_count(e);
 done:
+  if (rc) e->then_rest = (gs_compact_rest){0}; /* (the step may not have run to its end) */
   gs_timestamps_destroy(dev, &ts);
   return rc;
 }

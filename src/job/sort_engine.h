@@ -89,6 +89,7 @@ typedef struct {
   gs_buffer keys, alt, values, values_alt, state, gathered_in, gathered_out;
   const gs_compact *then;  /* the step after the sort, or NULL */
   gs_buffer then_state, counts; /* its state block; rle's counts */
+  gs_compact_rest then_rest; /* what its state block holds for the next sort's step */
   gs_output_kind emit_kind; /* what the download assembles: the sort's kind, or rle's pairs */
   gs_stager staging; /* both ways: up, then down */
   pthread_t allocation_thread; /* the buffers only the sort uses, made during the first upload */

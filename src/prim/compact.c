@@ -291,15 +291,38 @@ static uint64_t tiles_of(const gs_compact *c, uint64_t n) { return gs_groups_for
 
 static VkDeviceSize round16(VkDeviceSize bytes) { return (bytes + 15) & ~(VkDeviceSize)15; }
 
-/* State: control words, one count descriptor per tile, then (reduce-by-key) the value
- * descriptors. */
-static VkDeviceSize value_descriptors_at(const gs_compact *c, uint64_t n) {
-  return CONTROL_BYTES + round16(tiles_of(c, n) * 4);
+/* State: control words, then two halves of one size, each a count descriptor per tile and
+ * (reduce-by-key) after those the value descriptors. A pass reads one half and zeroes its tiles'
+ * descriptors in the other, so that the next pass, on that half, finds them empty (gs_compact_rest).
+ * The halves' layout follows from the block's size alone, so that passes of any size on one
+ * block agree on where each tile's descriptors are. */
+static VkDeviceSize tile_descriptor_bytes(const gs_compact *c) {
+  return 4 + (reduces(&c->config) ? gs_scan_descriptor_bytes(c->split_descriptors) : 0);
 }
 
 VkDeviceSize gs_compact_state_bytes(const gs_compact *c, uint64_t max_n) {
-  const VkDeviceSize counts = value_descriptors_at(c, max_n);
-  return reduces(&c->config) ? counts + round16(tiles_of(c, max_n) * gs_scan_descriptor_bytes(c->split_descriptors)) : counts;
+  return CONTROL_BYTES + 2 * round16(tiles_of(c, max_n) * tile_descriptor_bytes(c) + 16);
+}
+
+typedef struct {
+  VkDeviceSize half_bytes, values_at; /* a half's size; its value descriptors' offset in it */
+  uint64_t tiles;                     /* tiles whose descriptors a half holds */
+} state_layout;
+
+static state_layout layout_of(const gs_compact *c, VkDeviceSize state_bytes) {
+  state_layout l = {((state_bytes - CONTROL_BYTES) / 2) & ~(VkDeviceSize)15, 0, 0};
+  l.tiles = (l.half_bytes - 16) / tile_descriptor_bytes(c);
+  l.values_at = round16(l.tiles * 4);
+  return l;
+}
+
+void gs_compact_descriptors(const gs_compact *c, gs_range state, unsigned half, uint64_t tiles, gs_range *counts,
+                            gs_range *values) {
+  const state_layout l = layout_of(c, state.size);
+  *counts = gs_subrange(state, CONTROL_BYTES + half * l.half_bytes, tiles * 4);
+  *values = reduces(&c->config) ? gs_subrange(state, CONTROL_BYTES + half * l.half_bytes + l.values_at,
+                                              tiles * gs_scan_descriptor_bytes(c->split_descriptors))
+                                : (gs_range){0};
 }
 
 int gs_compact_record(const gs_compact *c, VkCommandBuffer cb, uint64_t n, const gs_compact_run *run,
@@ -316,8 +339,21 @@ int gs_compact_record(const gs_compact *c, VkCommandBuffer cb, uint64_t n, const
   gs_cmd_barrier(cb); /* after earlier work on the same arrays and state */
   if (ts) gs_timestamps_write(cb, ts, 0);
   const uint64_t tiles = tiles_of(c, n);
-  /* the control words and every descriptor start empty (the total stays 0 for no keys) */
-  int rc = gs_record_clear(c->dev, cb, c->memops, run->state, gs_compact_state_bytes(c, n) / 4);
+  const state_layout layout = layout_of(c, run->state.size);
+  gs_compact_rest *rest = run->rest;
+  if (rest && rest->of != c) *rest = (gs_compact_rest){.of = c};
+  /* the control words and this pass's descriptors start empty (the total stays 0 for no keys):
+   * as the last pass on the block left them, or cleared, both halves */
+  const bool at_rest = rest && n && rest->zeroed_tiles[rest->half] >= tiles;
+  int rc = GPUSORT_OK;
+  if (!at_rest) {
+    rc = gs_record_clear(c->dev, cb, c->memops, run->state, (CONTROL_BYTES + 2 * layout.half_bytes) / 4);
+    if (rest) rest->zeroed_tiles[0] = rest->zeroed_tiles[1] = layout.tiles;
+  }
+  const unsigned half = rest ? rest->half : 0;
+  gs_range counts, values, other_counts, other_values;
+  gs_compact_descriptors(c, run->state, half, tiles, &counts, &values);
+  gs_compact_descriptors(c, run->state, 1 - half, tiles, &other_counts, &other_values);
   if (!rc && n) {
     const uint32_t outputs = (run->keys_out.size ? GS_COMPACT_KEYS : 0) | (run->indices_out.size ? GS_COMPACT_INDICES : 0);
     gs_compact_push push = {.keys_in = run->keys_in.address,
@@ -325,8 +361,9 @@ int gs_compact_record(const gs_compact *c, VkCommandBuffer cb, uint64_t n, const
                             .indices_out = run->indices_out.address,
                             .values_in = run->values_in.address,
                             .values_out = run->values_out.address,
-                            .lookback = run->state.address + CONTROL_BYTES,
-                            .tile_data = reduces(&c->config) ? run->state.address + value_descriptors_at(c, n) : 0,
+                            .lookback = counts.address,
+                            .tile_data = values.address,
+                            .rest = rest ? other_counts.address : 0,
                             .control = run->state.address,
                             .program = selects ? run->program.address : 0,
                             .n = (uint32_t)n,
@@ -341,7 +378,13 @@ int gs_compact_record(const gs_compact *c, VkCommandBuffer cb, uint64_t n, const
                             .prev_lo = (uint32_t)run->previous_bits,
                             .prev_hi = (uint32_t)(run->previous_bits >> 32)};
     rc = gs_kernel_dispatch(c->dev, cb, &c->kernel, &push, tiles);
+    if (rest) { /* this half's first tiles are dirty, and the other's zeroed */
+      rest->zeroed_tiles[half] = 0;
+      if (rest->zeroed_tiles[1 - half] < tiles) rest->zeroed_tiles[1 - half] = tiles;
+      rest->half = 1 - half;
+    }
   }
+  if (rc && rest) *rest = (gs_compact_rest){0};
   if (ts) gs_timestamps_write(cb, ts, 1);
   return rc;
 }

@@ -60,6 +60,24 @@ void gs_compact_destroy(gs_compact *c);
 /* Bytes of the state block (control words and descriptors) for passes of up to max_n keys. */
 VkDeviceSize gs_compact_state_bytes(const gs_compact *c, uint64_t max_n);
 
+/* What a state block holds between passes, kept by the caller beside the block and zeroed for a
+ * new block or one whose last pass did not run to its end: the half of its descriptors that the
+ * next pass of `of` takes, and how many tiles' descriptors at the start of each half are zero.
+ * A pass whose tiles those cover clears nothing first (a dispatch and a barrier less); its tiles
+ * zero their descriptors in the other half as they go, and its last workgroup the ticket
+ * counter. Each recording updates it for the block as the pass will leave it, or zeroes it on
+ * an error. */
+typedef struct {
+  const gs_compact *of;
+  unsigned half;
+  uint64_t zeroed_tiles[2];
+} gs_compact_rest;
+
+/* Where in a state block half `half` keeps the descriptors of the first `tiles` tiles: the
+ * counts, and (reduce-by-key; else size 0) the values. */
+void gs_compact_descriptors(const gs_compact *c, gs_range state, unsigned half, uint64_t tiles, gs_range *counts,
+                            gs_range *values);
+
 typedef struct {
   gs_range keys_in;
   gs_range values_in;   /* reduce-by-key */
@@ -68,7 +86,9 @@ typedef struct {
   unsigned carry_words; /* 0: indices_out receives kept keys' positions; 1 or 2 (not reduce-by-key):
                            the words of their values in values_in (a sort's values or indices) */
   gs_range values_out;  /* reduce-by-key */
-  gs_range state;       /* gs_compact_state_bytes; cleared by the recording */
+  gs_range state;       /* gs_compact_state_bytes: cleared by the recording unless `rest` says
+                           what it needs is zero */
+  gs_compact_rest *rest; /* NULL: a block whose contents the caller does not track */
   gs_range program;     /* select, partition: the predicate's ops, on the device */
   uint32_t program_length;
   bool has_previous;    /* the keys continue a chunk whose last key was previous_bits */
