@@ -139,7 +139,8 @@ static uint64_t engine_bytes(const gs_context *ctx, const gs_sort_request *r, ui
   const uint64_t up = transfer_up_bytes(r, n, gpu_gather), down = transfer_down_bytes(r, n, gpu_gather);
   uint64_t bytes = sort_bytes(r, n, sorter) + gs_stager_bytes(up > down ? up : down, slot);
   if (gpu_gather) bytes += 2 * n * r->layout.record_bytes;
-  if (r->then != GS_THEN_NONE) bytes += 1024 + (n / 64 + 1) * 24; /* the step's state: 24 bytes a tile of 64 keys or more */
+  if (r->then != GS_THEN_NONE) /* the step's state: two halves of 24 bytes a tile of 64 keys or more */
+    bytes += 1024 + 2 * (n / 64 + 2) * 24;
   if (r->then == GS_THEN_RLE) bytes += n * r->count_bytes;
   return bytes;
 }

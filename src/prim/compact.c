@@ -320,9 +320,10 @@ void gs_compact_descriptors(const gs_compact *c, gs_range state, unsigned half, 
                             gs_range *values) {
   const state_layout l = layout_of(c, state.size);
   *counts = gs_subrange(state, CONTROL_BYTES + half * l.half_bytes, tiles * 4);
-  *values = reduces(&c->config) ? gs_subrange(state, CONTROL_BYTES + half * l.half_bytes + l.values_at,
-                                              tiles * gs_scan_descriptor_bytes(c->split_descriptors))
-                                : (gs_range){0};
+  if (values)
+    *values = reduces(&c->config) ? gs_subrange(state, CONTROL_BYTES + half * l.half_bytes + l.values_at,
+                                                tiles * gs_scan_descriptor_bytes(c->split_descriptors))
+                                  : (gs_range){0};
 }
 
 int gs_compact_record(const gs_compact *c, VkCommandBuffer cb, uint64_t n, const gs_compact_run *run,
@@ -351,9 +352,9 @@ int gs_compact_record(const gs_compact *c, VkCommandBuffer cb, uint64_t n, const
     if (rest) rest->zeroed_tiles[0] = rest->zeroed_tiles[1] = layout.tiles;
   }
   const unsigned half = rest ? rest->half : 0;
-  gs_range counts, values, other_counts, other_values;
+  gs_range counts, values, other_counts; /* (the other half's value descriptors lie as far on) */
   gs_compact_descriptors(c, run->state, half, tiles, &counts, &values);
-  gs_compact_descriptors(c, run->state, 1 - half, tiles, &other_counts, &other_values);
+  gs_compact_descriptors(c, run->state, 1 - half, tiles, &other_counts, NULL);
   if (!rc && n) {
     const uint32_t outputs = (run->keys_out.size ? GS_COMPACT_KEYS : 0) | (run->indices_out.size ? GS_COMPACT_INDICES : 0);
     gs_compact_push push = {.keys_in = run->keys_in.address,

@@ -74,7 +74,7 @@ typedef struct {
 } gs_compact_rest;
 
 /* Where in a state block half `half` keeps the descriptors of the first `tiles` tiles: the
- * counts, and (reduce-by-key; else size 0) the values. */
+ * counts, and (reduce-by-key; else size 0) the values, where `values` is not NULL. */
 void gs_compact_descriptors(const gs_compact *c, gs_range state, unsigned half, uint64_t tiles, gs_range *counts,
                             gs_range *values);
 
