@@ -1292,7 +1292,7 @@ void leave_at_rest(uint tile) {
   if (lid == 0u && tile + 1u == gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z)
     atomicStore(WordArray(pc.control).words[0], 0u, gl_ScopeQueueFamily, 0, 0);
   if (tile >= pc.tiles) return;
-  WordArray other = WordArray(pc.rest);
+  WordArray other = WordArray(pc.next_lookback);
   if (lid == 0u) other.words[tile] = 0u;
 #ifdef REDUCE_BY_KEY
 #ifdef SPLIT_DESCRIPTORS
@@ -1301,7 +1301,7 @@ void leave_at_rest(uint tile) {
   const uint value_words = 2u; // (one 64-bit descriptor)
 #endif
   // (the value descriptors sit as far past the counts in either half: the low words of two
-  // addresses in one block differ by as much)
+  // addresses in one block differ by as much, modulo 2^32, whatever carries into the high words)
   const uint values_at = (pc.tile_data.x - pc.lookback.x) / 4u;
   if (lid < value_words) other.words[values_at + tile * value_words + lid] = 0u;
 #endif
@@ -1318,7 +1318,7 @@ void main() {
   }
   barrier();
   const uint tile = s_ticket;
-  if (pc.rest != uvec2(0u)) leave_at_rest(tile);
+  if (pc.next_lookback != uvec2(0u)) leave_at_rest(tile);
   if (tile >= pc.tiles) return; // surplus workgroup of a folded dispatch
 #ifdef REDUCE_BY_KEY
   if (EARLY_WALK != 0u) runs_tile_early_walk(tile);

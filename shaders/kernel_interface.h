@@ -229,9 +229,9 @@ GS_BLOCK_BEGIN(gs_compact_push)
   GS_ADDRESS control;      /* u32 ticket counter, then the u32 total written by the last tile */
   GS_ADDRESS program;      /* select, partition: gs_predicate_op[program_length] */
   GS_ADDRESS carry_in;     /* unused (lib/scan_lookback.glsl's name for a carry) */
-  GS_ADDRESS rest;         /* 0, or the other half of the state's descriptors (src/prim/compact.c):
-                              each tile zeroes its count (and value) descriptor there, and the
-                              dispatch's last workgroup the ticket counter, for the next pass */
+  GS_ADDRESS next_lookback; /* 0, or the count descriptors of the state's other half, the next
+                               pass's (src/prim/compact.c): each tile zeroes its count (and value)
+                               descriptor there, and the dispatch's last workgroup the tickets */
   GS_U32 n;
   GS_U32 tiles;
   GS_U32 flags;

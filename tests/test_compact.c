@@ -128,43 +128,70 @@ static bool all_zero(const unsigned char *bytes, size_t size) {
   return true;
 }
 
+/* Records one pass on `run` in a submission of its own and waits for it. */
+static int one_pass(tester *t, const gs_compact *compact, uint64_t n, const gs_compact_run *run) {
+  gs_submission sub = {0};
+  int rc = gs_submission_init(t->dev, &sub);
+  if (!rc) rc = gs_submission_begin(t->dev, &sub);
+  if (!rc) rc = gs_compact_record(compact, sub.cb, n, run, NULL);
+  if (!rc) rc = gs_submission_submit(t->dev, &sub, "a pass before");
+  if (!rc) rc = gs_submission_wait(t->dev, &sub, "a pass before");
+  gs_submission_destroy(t->dev, &sub);
+  return rc;
+}
+
+/* Fills half `half`'s descriptors of the first `tiles` tiles with ones (fill) or checks that
+ * they and the ticket counter are zero (!fill): NULL, or what is not. */
+static const char *half_descriptors(tester *t, const gs_compact *compact, gs_range state, unsigned half,
+                                    uint64_t tiles, bool fill) {
+  gs_range counts, values;
+  gs_compact_descriptors(compact, state, half, tiles, &counts, &values);
+  const size_t bytes = 4 + counts.size + values.size;
+  unsigned char *words = malloc(bytes);
+  if (!words) return "out of host memory";
+  const char *wrong = NULL;
+  gs_transfer_stats stats = {0};
+  gs_stager up = {0};
+  if (fill) {
+    memset(words, 0xff, bytes);
+    if (gs_stager_create(t->dev, &up, GS_MEM_UPLOAD, bytes) || gs_upload(&up, counts, words, counts.size, &stats) ||
+        (values.size && gs_upload(&up, values, words, values.size, &stats)))
+      wrong = "the descriptors could not be filled";
+    gs_stager_destroy(&up);
+  } else if (download(t, gs_subrange(state, 0, 4), words, 4) || download(t, counts, words + 4, counts.size) ||
+             download(t, values, words + 4 + counts.size, values.size)) {
+    wrong = "the state could not be read";
+  } else if (!all_zero(words, 4)) {
+    wrong = "the ticket counter was left nonzero";
+  } else if (!all_zero(words + 4, counts.size)) {
+    wrong = "count descriptors were left";
+  } else if (!all_zero(words + 4 + counts.size, values.size)) {
+    wrong = "value descriptors were left";
+  }
+  free(words);
+  return wrong;
+}
+
 /* Before the pass checked, two on its state block that track what it holds (gs_compact_rest):
- * one over the later keys alone, which clears the block and leaves its own descriptors in one
- * half, then one over all keys in the other half, which zeroes those. The pass checked, in the
- * first half again, clears nothing: it needs their tiles to have zeroed its descriptors and
- * their last workgroups the ticket counter, which this checks on the block itself too (on
- * lavapipe a tile seldom reads a descriptor its predecessor has not yet posted again). */
+ * one over the later keys alone, which clears the block and takes half 0, whose descriptors
+ * for all the keys' tiles are then filled with ones; then one over all keys in half 1, whose
+ * tiles must zero those. The pass checked, in half 0 again, clears nothing: it needs them
+ * zeroed and the ticket counter too, which this checks on the block itself first (on lavapipe
+ * a tile seldom reads a descriptor its predecessor has not yet posted again). */
 static int kept_passes(tester *t, const gs_compact *compact, uint64_t n, gs_compact_run *run, unsigned kb,
                        unsigned vb, gs_compact_rest *rest) {
-  const uint64_t skip = n / 2;
+  const uint64_t skip = n / 2, tiles = (n + compact->tile - 1) / compact->tile;
   gs_compact_run later = *run;
   later.rest = run->rest = rest;
   later.keys_in = gs_subrange(run->keys_in, skip * kb, (n - skip) * kb);
   if (vb) later.values_in = gs_subrange(run->values_in, skip * vb, (n - skip) * vb);
-  gs_submission sub = {0};
-  int rc = gs_submission_init(t->dev, &sub);
-  if (!rc) rc = gs_submission_begin(t->dev, &sub);
-  if (!rc) rc = gs_compact_record(compact, sub.cb, n - skip, &later, NULL);
-  if (!rc) rc = gs_compact_record(compact, sub.cb, n, run, NULL);
-  if (!rc) rc = gs_submission_submit(t->dev, &sub, "the passes before");
-  if (!rc) rc = gs_submission_wait(t->dev, &sub, "the passes before");
-  gs_submission_destroy(t->dev, &sub);
+  int rc = one_pass(t, compact, n - skip, &later);
+  const char *wrong = rc || n == 0 ? NULL : half_descriptors(t, compact, run->state, 0, tiles, true);
+  if (!rc && !wrong) rc = one_pass(t, compact, n, run);
   if (rc || n == 0) return rc;
-  if (rest->half != 0) return gs_fail(GPUSORT_ERROR_RUNTIME, "the pass checked would take the second half");
-  gs_range counts, values;
-  gs_compact_descriptors(compact, run->state, 0, (n + compact->tile - 1) / compact->tile, &counts, &values);
-  const size_t bytes = 4 + counts.size + values.size;
-  unsigned char *state = malloc(bytes);
-  if (!state) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
-  rc = download(t, gs_subrange(run->state, 0, 4), state, 4);
-  if (!rc) rc = download(t, counts, state + 4, counts.size);
-  if (!rc) rc = download(t, values, state + 4 + counts.size, values.size);
-  if (!rc && !all_zero(state, 4)) rc = gs_fail(GPUSORT_ERROR_RUNTIME, "the ticket counter was left nonzero");
-  if (!rc && !all_zero(state + 4, counts.size)) rc = gs_fail(GPUSORT_ERROR_RUNTIME, "count descriptors were left");
-  if (!rc && !all_zero(state + 4 + counts.size, values.size))
-    rc = gs_fail(GPUSORT_ERROR_RUNTIME, "value descriptors were left");
-  free(state);
-  return rc;
+  if (!wrong && (rest->half != 0 || rest->zeroed_tiles[0] < tiles)) wrong = "the pass checked would not find its half at rest";
+  if (!wrong) wrong = half_descriptors(t, compact, run->state, 0, tiles, false);
+  return wrong ? gs_fail(GPUSORT_ERROR_RUNTIME, "%s", wrong) : GPUSORT_OK;
 }
 
 /* Runs one compaction of n keys (and values) with the outputs asked for (OUT_*) and downloads
@@ -520,6 +547,66 @@ static void check_reduce(tester *t, gs_key_type key, gs_key_type value, gs_key_t
       free(got_indices);
 }
 
+/* Passes of growing, shrinking and no keys on one state block, each in its own submission and
+ * tracked by one gs_compact_rest (some clear the block, most find it at rest): after each,
+ * the total is n (distinct keys, each a run of its own) and the ticket counter and every tile
+ * the account calls zero, in each half, read zero. */
+static void check_kept_sequence(tester *t, const gs_compact_config *config, const char *label) {
+  const gs_compact *c = NULL;
+  if (gs_context_compact(&t->ctx, config, &c)) {
+    report(t, false, "kept sequence", label, 0, gs_last_error());
+    return;
+  }
+  const uint64_t T = c->tile, most = 5 * T;
+  const uint64_t sizes[] = {3 * T + 1, 1, 0, 5 * T, 5 * T, 5 * T - 1, 2 * T + 7, 0, 1, 4 * T + 3, 5 * T, 5 * T};
+  const bool rbk = config->mode == GS_COMPACT_REDUCE_BY_KEY;
+  uint32_t *keys = malloc(most * 4), *ones = malloc(most * 4);
+  gs_buffer keys_in = {0}, values_in = {0}, keys_out = {0}, values_out = {0}, state = {0};
+  gs_stager up = {0};
+  gs_transfer_stats stats = {0};
+  int rc = keys && ones ? GPUSORT_OK : gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
+  for (uint64_t i = 0; !rc && i < most; i++) keys[i] = (uint32_t)i, ones[i] = 1;
+  if (!rc) rc = gs_buffer_create(t->dev, &keys_in, most * 4, GS_MEM_DEVICE, "test keys");
+  if (!rc) rc = gs_buffer_create(t->dev, &values_in, most * 4, GS_MEM_DEVICE, "test values");
+  if (!rc) rc = gs_buffer_create(t->dev, &keys_out, most * 4, GS_MEM_DEVICE, "test kept keys");
+  if (!rc) rc = gs_buffer_create(t->dev, &values_out, most * 4, GS_MEM_DEVICE, "test reduced values");
+  if (!rc) rc = gs_buffer_create(t->dev, &state, gs_compact_state_bytes(c, most), GS_MEM_DEVICE, "test state");
+  if (!rc) rc = gs_stager_create(t->dev, &up, GS_MEM_UPLOAD, most * 4);
+  if (!rc) rc = gs_upload(&up, gs_buffer_range(&keys_in), keys, most * 4, &stats);
+  if (!rc) rc = gs_upload(&up, gs_buffer_range(&values_in), ones, most * 4, &stats);
+  gs_stager_destroy(&up);
+  if (rc) report(t, false, "kept sequence", label, 0, gs_last_error());
+  gs_compact_rest rest = {0};
+  for (size_t k = 0; !rc && k < sizeof sizes / sizeof sizes[0]; k++) {
+    const uint64_t n = sizes[k];
+    const gs_compact_run run = {.keys_in = gs_subrange(gs_buffer_range(&keys_in), 0, (n ? n : 1) * 4),
+                                .values_in = rbk ? gs_subrange(gs_buffer_range(&values_in), 0, (n ? n : 1) * 4)
+                                                 : (gs_range){0},
+                                .keys_out = gs_buffer_range(&keys_out),
+                                .values_out = rbk ? gs_buffer_range(&values_out) : (gs_range){0},
+                                .state = gs_buffer_range(&state),
+                                .rest = &rest};
+    const char *wrong = NULL;
+    uint32_t total = UINT32_MAX;
+    if (one_pass(t, c, n, &run) || download(t, gs_subrange(run.state, GS_COMPACT_TOTAL_OFFSET, 4), &total, 4))
+      wrong = gs_last_error();
+    else if (total != n)
+      wrong = "a wrong total";
+    for (unsigned h = 0; h < 2 && !wrong; h++)
+      if (rest.zeroed_tiles[h]) wrong = half_descriptors(t, c, run.state, h, rest.zeroed_tiles[h], false);
+    char detail[160];
+    snprintf(detail, sizeof detail, "pass %zu: %s", k, wrong ? wrong : "");
+    report(t, !wrong, "kept sequence", label, n, detail);
+    rc = wrong != NULL;
+  }
+  free(keys), free(ones);
+  gs_buffer_destroy(t->dev, &keys_in);
+  gs_buffer_destroy(t->dev, &values_in);
+  gs_buffer_destroy(t->dev, &keys_out);
+  gs_buffer_destroy(t->dev, &values_out);
+  gs_buffer_destroy(t->dev, &state);
+}
+
 /* The keys of one tile of a compaction (the members' tiles can differ: select's and
  * partition's are staged in shared memory, and each mode bounds its invocations and rows by
  * what it keeps in registers: src/prim/compact.c). */
@@ -676,6 +763,13 @@ int main(int argc, char **argv) {
   printf("\n");
   for (size_t i = 0; i < 6; i++)
     if (!one_type || all_types[i] == only) run_type(&t, all_types[i]);
+  if (t.kept && (t.only & ONLY_UNIQUE))
+    check_kept_sequence(&t, &(gs_compact_config){.mode = GS_COMPACT_UNIQUE, .key = GS_KEY_U32}, "unique u32");
+  if (t.kept && (t.only & ONLY_REDUCE))
+    check_kept_sequence(&t,
+                        &(gs_compact_config){.mode = GS_COMPACT_REDUCE_BY_KEY, .key = GS_KEY_U32, .value = GS_KEY_U32,
+                                             .acc = GS_KEY_U32, .op = GS_SCAN_SUM},
+                        "reduce-by-key u32");
   printf("%d checks, %d failures\n", t.checks, t.failures);
   gs_context_close(&t.ctx);
   return t.failures ? 1 : 0;

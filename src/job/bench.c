@@ -408,7 +408,8 @@ typedef struct {
   const gs_compact *compact;
   gs_compact_run run;
   uint64_t n;
-  gs_compact_rest rest; /* runs after the first find the state as the one before left it */
+  gs_compact_rest rest; /* runs after the first find the state as the one before left it (each
+                         * case starts from none: the cases share one state block in turn) */
 } compact_work;
 
 static int record_compact(void *work, VkCommandBuffer cb, gs_timestamps *ts) {

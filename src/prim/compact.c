@@ -301,6 +301,7 @@ static VkDeviceSize tile_descriptor_bytes(const gs_compact *c) {
 }
 
 VkDeviceSize gs_compact_state_bytes(const gs_compact *c, uint64_t max_n) {
+  /* (16 bytes a half more: the value descriptors start at the next 16 bytes after the counts) */
   return CONTROL_BYTES + 2 * round16(tiles_of(c, max_n) * tile_descriptor_bytes(c) + 16);
 }
 
@@ -343,14 +344,15 @@ int gs_compact_record(const gs_compact *c, VkCommandBuffer cb, uint64_t n, const
   const state_layout layout = layout_of(c, run->state.size);
   gs_compact_rest *rest = run->rest;
   if (rest && rest->of != c) *rest = (gs_compact_rest){.of = c};
-  /* the control words and this pass's descriptors start empty (the total stays 0 for no keys):
-   * as the last pass on the block left them, or cleared, both halves */
-  const bool at_rest = rest && n && rest->zeroed_tiles[rest->half] >= tiles;
-  int rc = GPUSORT_OK;
-  if (!at_rest) {
-    rc = gs_record_clear(c->dev, cb, c->memops, run->state, (CONTROL_BYTES + 2 * layout.half_bytes) / 4);
-    if (rest) rest->zeroed_tiles[0] = rest->zeroed_tiles[1] = layout.tiles;
-  }
+  /* What the pass reads starts empty: the control words and its tiles' descriptors, as the last
+   * pass on the block left them, or cleared (with `rest` both halves, without it half 0). A pass
+   * over no keys clears the control words alone, so that its total reads 0. */
+  const bool at_rest = rest && rest->zeroed_tiles[rest->half] >= tiles;
+  const VkDeviceSize clear_bytes = n == 0    ? CONTROL_BYTES
+                                   : at_rest ? 0
+                                             : CONTROL_BYTES + (rest ? 2 : 1) * layout.half_bytes;
+  int rc = clear_bytes ? gs_record_clear(c->dev, cb, c->memops, run->state, clear_bytes / 4) : GPUSORT_OK;
+  if (rest && clear_bytes > CONTROL_BYTES) rest->zeroed_tiles[0] = rest->zeroed_tiles[1] = layout.tiles;
   const unsigned half = rest ? rest->half : 0;
   gs_range counts, values, other_counts; /* (the other half's value descriptors lie as far on) */
   gs_compact_descriptors(c, run->state, half, tiles, &counts, &values);
@@ -364,7 +366,7 @@ int gs_compact_record(const gs_compact *c, VkCommandBuffer cb, uint64_t n, const
                             .values_out = run->values_out.address,
                             .lookback = counts.address,
                             .tile_data = values.address,
-                            .rest = rest ? other_counts.address : 0,
+                            .next_lookback = rest ? other_counts.address : 0,
                             .control = run->state.address,
                             .program = selects ? run->program.address : 0,
                             .n = (uint32_t)n,

@@ -66,7 +66,9 @@ VkDeviceSize gs_compact_state_bytes(const gs_compact *c, uint64_t max_n);
  * A pass whose tiles those cover clears nothing first (a dispatch and a barrier less); its tiles
  * zero their descriptors in the other half as they go, and its last workgroup the ticket
  * counter. Each recording updates it for the block as the pass will leave it, or zeroes it on
- * an error. */
+ * an error. Every pass on a tracked block must pass its `rest` (a pass without one leaves the
+ * block untracked: zero `rest` after it), and a `rest` lives no longer than its compaction
+ * (`of` is compared by address). */
 typedef struct {
   const gs_compact *of;
   unsigned half;
