@@ -140,34 +140,42 @@ static int one_pass(tester *t, const gs_compact *compact, uint64_t n, const gs_c
   return rc;
 }
 
-/* Fills half `half`'s descriptors of the first `tiles` tiles with ones (fill) or checks that
- * they and the ticket counter are zero (!fill): NULL, or what is not. */
-static const char *half_descriptors(tester *t, const gs_compact *compact, gs_range state, unsigned half,
-                                    uint64_t tiles, bool fill) {
+/* Fills half `half`'s descriptors of the first `tiles` tiles with ones: NULL, or what failed. */
+static const char *plant_ones(tester *t, const gs_compact *compact, gs_range state, unsigned half, uint64_t tiles) {
+  gs_range counts, values;
+  gs_compact_descriptors(compact, state, half, tiles, &counts, &values);
+  const size_t bytes = counts.size > values.size ? counts.size : values.size;
+  unsigned char *ones = malloc(bytes);
+  if (!ones) return "out of host memory";
+  memset(ones, 0xff, bytes);
+  gs_transfer_stats stats = {0};
+  gs_stager up = {0};
+  const bool failed = gs_stager_create(t->dev, &up, GS_MEM_UPLOAD, bytes) ||
+                      gs_upload(&up, counts, ones, counts.size, &stats) ||
+                      (values.size && gs_upload(&up, values, ones, values.size, &stats));
+  gs_stager_destroy(&up);
+  free(ones);
+  return failed ? "the descriptors could not be filled" : NULL;
+}
+
+/* Whether the ticket counter and half `half`'s descriptors of the first `tiles` tiles read
+ * zero: NULL, or what does not. */
+static const char *left_nonzero(tester *t, const gs_compact *compact, gs_range state, unsigned half, uint64_t tiles) {
   gs_range counts, values;
   gs_compact_descriptors(compact, state, half, tiles, &counts, &values);
   const size_t bytes = 4 + counts.size + values.size;
   unsigned char *words = malloc(bytes);
   if (!words) return "out of host memory";
   const char *wrong = NULL;
-  gs_transfer_stats stats = {0};
-  gs_stager up = {0};
-  if (fill) {
-    memset(words, 0xff, bytes);
-    if (gs_stager_create(t->dev, &up, GS_MEM_UPLOAD, bytes) || gs_upload(&up, counts, words, counts.size, &stats) ||
-        (values.size && gs_upload(&up, values, words, values.size, &stats)))
-      wrong = "the descriptors could not be filled";
-    gs_stager_destroy(&up);
-  } else if (download(t, gs_subrange(state, 0, 4), words, 4) || download(t, counts, words + 4, counts.size) ||
-             download(t, values, words + 4 + counts.size, values.size)) {
+  if (download(t, gs_subrange(state, 0, 4), words, 4) || download(t, counts, words + 4, counts.size) ||
+      download(t, values, words + 4 + counts.size, values.size))
     wrong = "the state could not be read";
-  } else if (!all_zero(words, 4)) {
+  else if (!all_zero(words, 4))
     wrong = "the ticket counter was left nonzero";
-  } else if (!all_zero(words + 4, counts.size)) {
+  else if (!all_zero(words + 4, counts.size))
     wrong = "count descriptors were left";
-  } else if (!all_zero(words + 4 + counts.size, values.size)) {
+  else if (!all_zero(words + 4 + counts.size, values.size))
     wrong = "value descriptors were left";
-  }
   free(words);
   return wrong;
 }
@@ -180,17 +188,18 @@ static const char *half_descriptors(tester *t, const gs_compact *compact, gs_ran
  * a tile seldom reads a descriptor its predecessor has not yet posted again). */
 static int kept_passes(tester *t, const gs_compact *compact, uint64_t n, gs_compact_run *run, unsigned kb,
                        unsigned vb, gs_compact_rest *rest) {
-  const uint64_t skip = n / 2, tiles = (n + compact->tile - 1) / compact->tile;
+  const uint64_t skip = n / 2, tiles = gs_groups_for(n, compact->tile);
   gs_compact_run later = *run;
   later.rest = run->rest = rest;
   later.keys_in = gs_subrange(run->keys_in, skip * kb, (n - skip) * kb);
   if (vb) later.values_in = gs_subrange(run->values_in, skip * vb, (n - skip) * vb);
   int rc = one_pass(t, compact, n - skip, &later);
-  const char *wrong = rc || n == 0 ? NULL : half_descriptors(t, compact, run->state, 0, tiles, true);
+  const char *wrong = rc || n == 0 ? NULL : plant_ones(t, compact, run->state, 0, tiles);
   if (!rc && !wrong) rc = one_pass(t, compact, n, run);
   if (rc || n == 0) return rc;
-  if (!wrong && (rest->half != 0 || rest->zeroed_tiles[0] < tiles)) wrong = "the pass checked would not find its half at rest";
-  if (!wrong) wrong = half_descriptors(t, compact, run->state, 0, tiles, false);
+  if (!wrong && (rest->half != 0 || rest->zeroed_tiles[0] < tiles))
+    wrong = "the pass checked would not find its half at rest";
+  if (!wrong) wrong = left_nonzero(t, compact, run->state, 0, tiles);
   return wrong ? gs_fail(GPUSORT_ERROR_RUNTIME, "%s", wrong) : GPUSORT_OK;
 }
 
@@ -229,15 +238,15 @@ static int run_gpu(tester *t, const gs_compact_config *c, const unsigned char *k
     rc = gs_upload(&up, gs_buffer_range(&program_buf), program, program_length * sizeof *program, &stats);
   if (!rc) {
     gs_compact_run run = {.keys_in = keys_range,
-                                .values_in = values_range,
-                                .keys_out = outputs & OUT_KEYS ? gs_buffer_range(&keys_out) : (gs_range){0},
-                                .indices_out = outputs & OUT_INDICES ? gs_buffer_range(&indices_out) : (gs_range){0},
-                                .values_out = gs_buffer_range(&values_out),
-                                .state = gs_buffer_range(&state),
-                                .program = gs_buffer_range(&program_buf),
-                                .program_length = program_length,
-                                .has_previous = has_previous,
-                                .previous_bits = previous};
+                          .values_in = values_range,
+                          .keys_out = outputs & OUT_KEYS ? gs_buffer_range(&keys_out) : (gs_range){0},
+                          .indices_out = outputs & OUT_INDICES ? gs_buffer_range(&indices_out) : (gs_range){0},
+                          .values_out = gs_buffer_range(&values_out),
+                          .state = gs_buffer_range(&state),
+                          .program = gs_buffer_range(&program_buf),
+                          .program_length = program_length,
+                          .has_previous = has_previous,
+                          .previous_bits = previous};
     gs_compact_rest rest = {0};
     if (t->kept) rc = kept_passes(t, compact, n, &run, kb, rbk ? vb : 0, &rest);
     if (!rc) rc = gs_submission_init(t->dev, &sub);
@@ -593,7 +602,7 @@ static void check_kept_sequence(tester *t, const gs_compact_config *config, cons
     else if (total != n)
       wrong = "a wrong total";
     for (unsigned h = 0; h < 2 && !wrong; h++)
-      if (rest.zeroed_tiles[h]) wrong = half_descriptors(t, c, run.state, h, rest.zeroed_tiles[h], false);
+      if (rest.zeroed_tiles[h]) wrong = left_nonzero(t, c, run.state, h, rest.zeroed_tiles[h]);
     char detail[160];
     snprintf(detail, sizeof detail, "pass %zu: %s", k, wrong ? wrong : "");
     report(t, !wrong, "kept sequence", label, n, detail);
