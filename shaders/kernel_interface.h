@@ -64,6 +64,10 @@
 #define GS_SORT_INDEX_VALUES 4u /* first pass: each value is its key's input index */
 #define GS_SORT_INDIRECT 8u     /* n and tile counts come from the control block, not pc */
 #define GS_SORT_CLEAR_NEXT 16u  /* each tile zeroes its row of lookback_next for the next pass */
+/* The histogram kernel, on kept state (no clear before the sort): it first zeroes the tickets, the
+ * other half's histograms and the first pass's descriptors (src/prim/radix_sort.h's
+ * gs_radix_sort_rest). */
+#define GS_SORT_ZERO_STATE 32u
 /* Whether a digit-binning pass stages its keys for the write-out a 32-bit half at a time
  * (radix_onesweep.comp): 64-bit keys alone, not held while ranked. Its staged tile then takes
  * 4 bytes a key, which the host's tile choice must fit. */
@@ -79,13 +83,17 @@
 GS_BLOCK_BEGIN(gs_histogram_push)
   GS_ADDRESS keys;
   GS_ADDRESS histograms; /* [pass][GS_RADIX] u32, zeroed */
-  GS_ADDRESS control;    /* gs_sort_control, with GS_SORT_INDIRECT */
+  GS_ADDRESS control;    /* gs_sort_control: n with GS_SORT_INDIRECT, tickets with GS_SORT_ZERO_STATE */
+  GS_ADDRESS other_histograms; /* GS_SORT_ZERO_STATE: [GS_RADIX_MAX_PASSES][GS_RADIX], zeroed for the next sort */
+  GS_ADDRESS lookback;   /* GS_SORT_ZERO_STATE: the first pass's descriptors, lookback_words of them zeroed */
   GS_U32 n;
   GS_U32 passes;
   GS_U32 first_shift; /* bit offset of the first digit */
   GS_U32 last_bits;   /* width of the last digit, 1..8; the others are 8 wide */
   GS_U32 groups;      /* workgroups sharing the keys */
   GS_U32 flags;
+  GS_U32 lookback_words;
+  GS_U32 pad0;
 GS_BLOCK_END(gs_histogram_push)
 
 /* radix_scan_histograms.comp: one workgroup per digit position (a dispatch limit of fewer

@@ -16,8 +16,8 @@
 // same run: u32 keys at 2^26 0.140 to 0.142 ms either way, u64 keys at 2^24 0.088 against
 // 0.086), or workgroups of 128 in 1584 or 2112 (0.140 at 2^26). CUB's histogram kernel took
 // 0.121 to 0.123 ms for 2^26 u32 keys and 0.064 for 2^24 u64 keys (Nsight Compute, the kernel
-// alone); the figures here are bench's histogram stage, which adds the clear before it and the scan
-// after it. Timed apart (H100, 0.7.46, timestamps between them, one run), the clear took 0.006 to
+// alone); the figures here are bench's histogram stage, which adds the clear before it (until
+// 0.7.50; bench's later runs now keep the state) and the scan after it. Timed apart (H100, 0.7.46, timestamps between them, one run), the clear took 0.006 to
 // 0.008 ms at every size, this kernel 0.006 at 2^16 u32 keys, 0.040 at 2^24 and 0.128 at 2^26 (u64
 // keys 0.007 at 2^16, 0.075 at 2^24), the scan 0.005 to 0.006. The clear costs its dispatch, not
 // its bytes: zeroing the first pass's descriptors here instead (a grid-stride loop beside the bins'
@@ -49,6 +49,17 @@ void count_tile(key_t keys[TILE_ROWS]) {
       [[unroll]] for (uint i = 0u; i < TILE_ROWS; i++) atomicAdd(s_histograms[histogram_bin(keys[i], p)], 1u);
 }
 
+// On kept state (GS_SORT_ZERO_STATE, no clear before the sort): what earlier sorts left written
+// and this one's later stages read as zero, spread over the workgroups. The other half's
+// histograms are those the next sort counts into; this sort's scan leaves digit starts in its own.
+void zero_state(uint group, uint groups) {
+  const uint lid = gl_LocalInvocationID.x, stride = groups * WORKGROUP_SIZE;
+  if (group == 0u && lid < GS_RADIX_MAX_PASSES) Control(pc.control).control.tickets[lid] = 0u;
+  WordArray other = WordArray(pc.other_histograms), lookback = WordArray(pc.lookback);
+  for (uint i = group * WORKGROUP_SIZE + lid; i < GS_RADIX_MAX_PASSES * RADIX; i += stride) other.words[i] = 0u;
+  for (uint i = group * WORKGROUP_SIZE + lid; i < pc.lookback_words; i += stride) lookback.words[i] = 0u;
+}
+
 void main() {
   const bool indirect = (pc.flags & GS_SORT_INDIRECT) != 0u;
   const uint n = indirect ? Control(pc.control).control.n : pc.n;
@@ -56,6 +67,7 @@ void main() {
   const uint lid = gl_LocalInvocationID.x;
   const uint group = linear_group_index();
   if (group >= groups) return;
+  if ((pc.flags & GS_SORT_ZERO_STATE) != 0u) zero_state(group, groups);
   const uint bins = pc.passes * RADIX;
   for (uint i = lid; i < bins; i += WORKGROUP_SIZE) s_histograms[i] = 0u;
   barrier();

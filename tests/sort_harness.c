@@ -20,7 +20,10 @@ int harness_open(harness *h) {
   return rc;
 }
 
-void harness_close(harness *h) { gs_context_close(&h->ctx); }
+void harness_close(harness *h) {
+  gs_buffer_destroy(&h->ctx.dev, &h->kept_state);
+  gs_context_close(&h->ctx);
+}
 
 static int sorter_for(harness *h, gs_key_type key, bool descending, unsigned value_bytes, gs_radix_sort **s) {
   const gs_radix_sort_config config = {.key = key, .descending = descending, .value_bytes = value_bytes,
@@ -134,6 +137,62 @@ static int read_copy_passes(harness *h, gs_stager *down, gs_range state, gs_tran
   return rc;
 }
 
+/* The kept state block, at least `bytes` long: a new block (untracked) when it grows. */
+static int kept_block(harness *h, VkDeviceSize bytes) {
+  if (h->kept_state.buffer && h->kept_state.size >= bytes) return GPUSORT_OK;
+  gs_buffer_destroy(&h->ctx.dev, &h->kept_state);
+  h->rest = (gs_radix_sort_rest){0};
+  return gs_buffer_create(&h->ctx.dev, &h->kept_state, bytes, GS_MEM_DEVICE, "test kept state");
+}
+
+/* Before a sort on kept state: nonzero words where it must zero them (harness.kept). */
+static int plant_ones(harness *h, gs_stager *up, const gs_radix_sort_state_parts *parts, uint64_t first_pass_tiles,
+                      gs_transfer_stats *stats) {
+  const uint64_t lookback_words = first_pass_tiles * GS_RADIX, histogram_words = parts->histograms[0].size / 4;
+  const uint64_t words = lookback_words > histogram_words ? lookback_words : histogram_words;
+  uint32_t *ones = malloc(words * 4);
+  if (!ones) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
+  for (uint64_t i = 0; i < words; i++) ones[i] = 0x40000000u | (uint32_t)(i % 7 + 1); /* (a descriptor's flag) */
+  int rc = gs_upload(up, parts->control, ones, GS_RADIX_MAX_PASSES * 4, stats);
+  if (!rc) rc = gs_upload(up, parts->lookback[0], ones, lookback_words * 4, stats);
+  if (!rc) rc = gs_upload(up, parts->histograms[1 - h->rest.half], ones, histogram_words * 4, stats);
+  free(ones);
+  return rc;
+}
+
+/* Counts a failure unless `words` words at `where` read zero. */
+static int check_zero(harness *h, gs_stager *down, gs_range where, uint64_t words, uint64_t n, const char *what,
+                      gs_transfer_stats *stats) {
+  uint32_t *got = malloc((words ? words : 1) * 4);
+  if (!got) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
+  copy_sink sink = {{(unsigned char *)got, NULL}, {4, 0}};
+  const gs_field field = {where, 0, 4};
+  int rc = gs_download_fields(down, &field, 1, words, sink_copy, &sink, stats);
+  uint64_t nonzero = 0;
+  for (uint64_t i = 0; i < words && !rc; i++) nonzero += got[i] != 0;
+  h->checks++;
+  if (nonzero) {
+    h->failures++;
+    fprintf(stderr, "FAIL kept state: n=%llu: %llu words of %s are not zero\n", (unsigned long long)n,
+            (unsigned long long)nonzero, what);
+  }
+  free(got);
+  return rc;
+}
+
+/* After a sort that leaves the block at rest: the histograms the next sort counts into read zero.
+ * After one on kept state whose first pass copied its keys and posted nothing, in at most two
+ * passes (a third would zero them again), so do the first pass's descriptors. */
+static int check_rest(harness *h, gs_stager *down, const gs_radix_sort_state_parts *parts, uint64_t n,
+                      bool on_rest, unsigned passes, uint64_t first_pass_tiles, gs_transfer_stats *stats) {
+  int rc = check_zero(h, down, parts->histograms[h->rest.half], parts->histograms[0].size / 4, n,
+                      "the histograms left for the next sort", stats);
+  if (!rc && on_rest && (h->copy_passes & 1u) && passes <= 2)
+    rc = check_zero(h, down, parts->lookback[0], first_pass_tiles * GS_RADIX, n,
+                    "the descriptors of a first pass that copied", stats);
+  return rc;
+}
+
 int harness_gpu_sort(harness *h, const sort_case *c, const void *keys, const void *values, uint64_t n,
                      void *out_keys, void *out_values) {
   gs_device *dev = &h->ctx.dev;
@@ -143,7 +202,9 @@ int harness_gpu_sort(harness *h, const sort_case *c, const void *keys, const voi
   if (rc) return rc;
   /* an indirect sort's arrays and state are sized for more than it sorts */
   const uint64_t slack = h->indirect_slack ? h->indirect_slack : 2 * s->tile_keys + 5;
-  const uint64_t max_n = h->place == PLACE_INDIRECT ? n + slack : n;
+  const uint64_t max_n = h->place == PLACE_INDIRECT ? n + slack
+                         : h->kept && h->kept_capacity >= n ? h->kept_capacity
+                                                             : n;
   h->max_n = max_n;
   sort_buffers buffers = {0};
   gs_stager up = {0}, down = {0};
@@ -160,8 +221,19 @@ int harness_gpu_sort(harness *h, const sort_case *c, const void *keys, const voi
     if (h->place == PLACE_INDIRECT) b.count = gs_buffer_range(&buffers.count);
     b.state = gs_buffer_range(&buffers.state);
   }
+  if (!rc && h->kept && !(rc = kept_block(h, gs_radix_sort_state_bytes(s, max_n)))) {
+    b.state = gs_buffer_range(&h->kept_state);
+    run.rest = &h->rest;
+  }
+  const gs_radix_sort_state_parts parts = gs_radix_sort_state_parts_of(s, b.state, max_n);
+  /* what a direct Onesweep sort of `s` on the block at rest must zero itself (harness.kept) */
+  const bool on_rest = h->kept && h->rest.of == s && h->rest.at_rest && h->algo == GS_SORT_ONESWEEP &&
+                       h->place != PLACE_INDIRECT && n > 0;
+  const uint64_t first_pass_tiles = gs_groups_for(n, gs_radix_sort_tile_for(s, max_n).tile_keys);
+  if (on_rest) h->kept_sorts++;
   if (!rc && !(rc = gs_stager_create(dev, &up, GS_MEM_UPLOAD, bytes + 16)) &&
       !(rc = gs_stager_create(dev, &down, GS_MEM_READBACK, bytes)) &&
+      !(on_rest && (rc = plant_ones(h, &up, &parts, first_pass_tiles, &stats))) &&
       !(rc = gs_upload(&up, b.keys.in, keys, n * kb, &stats)) &&
       !(vb && !c->index_values && (rc = gs_upload(&up, b.values.in, values, n * vb, &stats))) &&
       !(rc = gs_upload(&up, gs_buffer_range(&buffers.count), &count, 4, &stats)) &&
@@ -169,6 +241,9 @@ int harness_gpu_sort(harness *h, const sort_case *c, const void *keys, const voi
     gs_field fields[2] = {{b.keys.out, 0, kb}, {b.values.out, 0, vb}};
     rc = gs_download_fields(&down, fields, vb ? 2 : 1, n, sink_copy, &sink, &stats);
     if (!rc && h->algo == GS_SORT_ONESWEEP && n > 0) rc = read_copy_passes(h, &down, b.state, &stats);
+    unsigned passes = 0;
+    if (!rc && h->kept && h->rest.at_rest && !(rc = gs_radix_sort_passes(s, c->begin_bit, c->end_bit, &passes)))
+      rc = check_rest(h, &down, &parts, n, on_rest, passes, first_pass_tiles, &stats);
   }
   gs_stager_destroy(&up);
   gs_stager_destroy(&down);

@@ -40,6 +40,16 @@ typedef struct {
   uint64_t max_n;              /* the capacity the last sort was recorded for */
   uint64_t indirect_slack;     /* keys an indirect sort's arrays hold past n (0: 2 tiles + 5) */
   bool sampled;                /* one direction per key type and payload (test_sort's `sampled`) */
+  /* Kept state (test_sort's `kept`): every sort on one state block, whose account (`rest`) goes
+   * from sort to sort as a program's does. Before a sort that finds the block at rest, the
+   * harness plants nonzero words where that sort must zero them itself: the tickets, the
+   * first pass's descriptors and the histograms it leaves for the next sort; after it, it checks
+   * that those histograms read zero. */
+  bool kept;
+  uint64_t kept_capacity; /* direct sorts' max_n where it is at least n (0: n) */
+  gs_buffer kept_state;
+  gs_radix_sort_rest rest;
+  unsigned kept_sorts; /* sorts that found the block at rest */
   int failures, checks;
 } harness;
 

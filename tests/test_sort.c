@@ -334,6 +334,65 @@ static void run_stability(harness *h, bool keys32_only) {
   }
 }
 
+/* Sorts one after another on one state block, as a program's later sorts run
+ * (gs_radix_sort_rest): each of a case's sorts after the first finds the block as the one before
+ * left it, with ones planted where it must zero them itself (harness.kept). The sizes grow
+ * past and shrink below the tiles the sorts before zeroed, with none between; equal keys and low
+ * bits only copy or skip passes; one sort of the run sizes its tiles for its own n (smaller
+ * ones), one is indirect and one segmented, each between sorts on kept state. */
+static void run_kept(harness *h) {
+  const sort_case cases[] = {{.key = GS_KEY_U32},
+                             {.key = GS_KEY_U32, .value_bytes = 4},
+                             {.key = GS_KEY_U64},
+                             {.key = GS_KEY_F32, .descending = true, .value_bytes = 8},
+                             {.key = GS_KEY_I64, .value_bytes = 4, .index_values = true, .begin_bit = 3, .end_bit = 37},
+                             {.key = GS_KEY_U32, .begin_bit = 4, .end_bit = 19}};
+  const char *const dists[] = {"uniform", "equal", "lowbits:8", "sorted", "reversed", "few:5", "highbits:8"};
+  enum { DIRECT, OWN_TILES, INDIRECT, SEGMENTED };
+  h->kept = true;
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    const sort_case *c = &cases[k];
+    const uint64_t tile = harness_tile_keys(h, c);
+    const struct {
+      uint64_t n;
+      int how;
+    } runs[] = {{tile + 1, DIRECT},   {1, DIRECT},          {5 * tile + 3, DIRECT},  {0, DIRECT},
+                {2 * tile, DIRECT},   {9 * tile + 5, DIRECT}, {tile - 1, DIRECT},    {7, OWN_TILES},
+                {3 * tile, DIRECT},   {4 * tile + 1, INDIRECT}, {6 * tile, DIRECT},  {5 * tile + 7, SEGMENTED},
+                {9 * tile + 5, DIRECT}, {2, DIRECT}};
+    const unsigned kept_before = h->kept_sorts;
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+      h->kept_capacity = runs[i].how == OWN_TILES ? 0 : 9 * tile + 5;
+      h->place = runs[i].how == INDIRECT ? PLACE_INDIRECT : (i + k) % 2 ? PLACE_SEPARATE : PLACE_IN_PLACE;
+      h->segment_keys = runs[i].how == SEGMENTED ? 2 * tile : 0;
+      const char *name = dists[(i + k) % (sizeof dists / sizeof dists[0])];
+      gs_dist dist;
+      gs_dist_parse(name, &dist);
+      char label[160];
+      snprintf(label, sizeof label, "kept state, sort %zu: %s%s %s bits %u:%u %s %s", i + 1, gs_key_info_of(c->key)->name,
+               c->descending ? " descending" : "", c->index_values ? "argsort" : c->value_bytes ? "pairs" : "keys",
+               c->begin_bit, c->end_bit, name,
+               runs[i].how == OWN_TILES   ? "(its own tiles)"
+               : runs[i].how == INDIRECT  ? "(indirect)"
+               : runs[i].how == SEGMENTED ? "(segmented)"
+                                          : h->place == PLACE_SEPARATE ? "(apart)" : "(in place)");
+      check_case(h, c, dist, runs[i].n, label);
+    }
+    /* Onesweep: every direct sort of keys after the first (the block is untracked for a new
+     * sorter) found the block at rest; the other algorithms leave it untracked */
+    const unsigned want = h->algo == GS_SORT_ONESWEEP ? 11 : 0;
+    h->checks++;
+    if (h->kept_sorts - kept_before != want) {
+      h->failures++;
+      fprintf(stderr, "FAIL kept state, %s: %u sorts found the block at rest, not %u\n", gs_key_info_of(c->key)->name,
+              h->kept_sorts - kept_before, want);
+    }
+  }
+  h->kept = false;
+  h->place = PLACE_IN_PLACE;
+  h->segment_keys = 0;
+}
+
 /* usage: test_sort [MODE [ALGORITHM] [sampled]], ALGORITHM onesweep (default), reduce-then-scan
  * or bitonic */
 int main(int argc, char **argv) {
@@ -459,6 +518,8 @@ int main(int argc, char **argv) {
     run_segments(&h);
   } else if (strcmp(mode, "small") == 0) {
     run_small(&h);
+  } else if (strcmp(mode, "kept") == 0) {
+    run_kept(&h);
   } else if (strcmp(mode, "validation") == 0) {
     if (!h.ctx.dev.validating) {
       fprintf(stderr, "validation mode needs GPUSORT_VALIDATION=1 and the validation layer "

@@ -136,6 +136,7 @@ typedef struct {
   gs_range pristine_keys, pristine_values;
   gs_radix_sort_buffers b;
   gs_radix_sort_run run;
+  gs_radix_sort_rest rest; /* runs after the first find the state as the one before left it */
   unsigned passes, kb, vb;
 } sort_work;
 
@@ -147,6 +148,7 @@ static int record_sort(void *work, VkCommandBuffer cb, gs_timestamps *ts) {
   int rc = gs_record_copy(dev, cb, &w->c->memops, w->pristine_keys, w->b.keys.in, w->run.n * w->kb / 4);
   if (!rc && w->vb)
     rc = gs_record_copy(dev, cb, &w->c->memops, w->pristine_values, w->b.values.in, w->run.n * w->vb / 4);
+  w->run.rest = &w->rest;
   return rc ? rc : gs_radix_sort_record(w->sorter, cb, &w->run, &w->b, ts);
 }
 

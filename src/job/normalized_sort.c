@@ -210,7 +210,8 @@ static int sort_rounds(gs_normalized_sort *s, uint64_t n, const uint64_t *varyin
                              .corrupt = gs_knobs_get()->test_corrupt,
                              .segment_keys = s->pacing.segment_keys,
                              .flush = s->pacing.flushing ? gs_sort_pacing_flush : NULL,
-                             .flush_ctx = &s->pacing};
+                             .flush_ctx = &s->pacing,
+                             .rest = &s->rest};
     unsigned passes;
     if ((rc = gs_radix_sort_passes(s->sorter, run.begin_bit, run.end_bit, &passes))) return rc;
     gs_range keys = gs_subrange(gs_buffer_range(&s->columns), (VkDeviceSize)w * s->capacity * 8, n * 8);
@@ -296,7 +297,8 @@ int gs_normalized_sort_run(gs_normalized_sort *s, const unsigned char *records, 
   memset(ts, 0, sizeof ts);
   for (unsigned r = 0; r < rounds && !rc; r++) rc = gs_timestamps_create(dev, &ts[r], GS_RADIX_SORT_TIMESTAMPS);
   int current = -1;
-  if (!rc) rc = sort_rounds(s, n, varying, ts, &current);
+  if (!rc && (rc = sort_rounds(s, n, varying, ts, &current)))
+    s->rest = (gs_radix_sort_rest){0}; /* (a round may not have run to its end) */
   for (unsigned r = 0; r < s->rounds && !rc; r++) {
     gs_radix_sort_times t;
     if ((rc = gs_radix_sort_collect_times(s->sorter, &ts[r], s->round_passes[r], &t))) break;

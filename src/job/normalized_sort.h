@@ -53,6 +53,7 @@ typedef struct gs_normalized_sort {
   gs_sort_pacing pacing;
   gs_buffer columns;        /* words x capacity u64: word w of record i at [w * capacity + i] */
   gs_buffer gathered, keys_tmp, order[2], state;
+  gs_radix_sort_rest rest; /* what the state block holds for the next round's sort */
   gs_stager staging;        /* both ways, where the device cannot import host memory */
   gs_submitter submitter;
   gs_normalized_forms forms; /* of the last run, unless they were given */

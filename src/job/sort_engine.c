@@ -115,7 +115,7 @@ static gs_radix_sort_config sorter_config(const gs_context *ctx, const gs_sort_r
  * count of rows any preset's tile gives). */
 static uint64_t sort_bytes(const gs_sort_request *r, uint64_t n, const gs_radix_sort *sorter) {
   const unsigned kb = gs_key_info_of(r->layout.key)->bytes, vb = gpu_value_bytes(r);
-  const uint64_t state = sorter ? gs_radix_sort_state_bytes(sorter, n) : 8192 + 2 * (n / 256 + 2) * 1024;
+  const uint64_t state = sorter ? gs_radix_sort_state_bytes(sorter, n) : 16640 + 2 * (n / 256 + 2) * 1024;
   return 2 * n * (kb + vb) + state;
 }
 
@@ -384,7 +384,8 @@ static int sort_on_gpu(gs_sort_engine *e) {
                            .corrupt = gs_knobs_get()->test_corrupt,
                            .segment_keys = e->pacing.segment_keys,
                            .flush = e->pacing.flushing ? gs_sort_pacing_flush : NULL,
-                           .flush_ctx = &e->pacing};
+                           .flush_ctx = &e->pacing,
+                           .rest = &e->rest};
   e->sorted_keys = b.keys.out;
   e->sorted_values = b.values.out;
   e->pacing.since_flush = 0;
@@ -429,7 +430,10 @@ static int sort_on_gpu(gs_sort_engine *e) {
   e->emitted = e->n;
   if (e->then) rc = read_then_count(e);
 done:
-  if (rc) e->then_rest = (gs_compact_rest){0}; /* (the step may not have run to its end) */
+  if (rc) { /* (the sort or the step may not have run to its end) */
+    e->rest = (gs_radix_sort_rest){0};
+    e->then_rest = (gs_compact_rest){0};
+  }
   gs_timestamps_destroy(dev, &ts);
   return rc;
 }

@@ -87,6 +87,7 @@ typedef struct {
   uint64_t capacity;
   gs_sort_pacing pacing;   /* segments and submissions of the sorter's runs */
   gs_buffer keys, alt, values, values_alt, state, gathered_in, gathered_out;
+  gs_radix_sort_rest rest; /* what the state block holds for the next chunk's sort */
   const gs_compact *then;  /* the step after the sort, or NULL */
   gs_buffer then_state, counts; /* its state block; rle's counts */
   gs_compact_rest then_rest; /* what its state block holds for the next sort's step */

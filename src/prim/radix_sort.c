@@ -285,16 +285,27 @@ static VkDeviceSize table_bytes(const gs_radix_sort *s, uint64_t max_n) {
   return ((VkDeviceSize)tiles_for(s, max_n) * GS_RADIX * 4 + 15) / 16 * 16;
 }
 
-/* The state block: the control block (tickets, indirect counts and dispatches), the digit
- * histograms, then two arrays of look-back descriptors: passes use them in turn, and each
- * pass zeroes the other for the next. Reduce-then-scan has the tile table and its scan (and
- * the scan's own state) where the descriptors were. */
+/* The state block: the control block (tickets, indirect counts and dispatches), two halves of
+ * digit histograms (sorts count into them in turn: gs_radix_sort_rest), then two arrays of
+ * look-back descriptors: passes use them in turn, and each pass zeroes the other for the next.
+ * Reduce-then-scan has the tile table and its scan (and the scan's own state) where the
+ * descriptors were. */
 VkDeviceSize gs_radix_sort_state_bytes(const gs_radix_sort *s, uint64_t max_n) {
   if (s->config.algo == GS_SORT_BITONIC) return gs_bitonic_sort_state_bytes(&s->bitonic, max_n);
   if (s->config.algo == GS_SORT_REDUCE_THEN_SCAN)
-    return STATE_CONTROL_BYTES + STATE_HISTOGRAM_BYTES + 2 * table_bytes(s, max_n) +
+    return STATE_CONTROL_BYTES + 2 * STATE_HISTOGRAM_BYTES + 2 * table_bytes(s, max_n) +
            gs_scan_state_bytes(&s->spine, (uint64_t)tiles_for(s, max_n) * GS_RADIX);
-  return STATE_CONTROL_BYTES + STATE_HISTOGRAM_BYTES + 2 * lookback_bytes(s, max_n);
+  return STATE_CONTROL_BYTES + 2 * STATE_HISTOGRAM_BYTES + 2 * lookback_bytes(s, max_n);
+}
+
+gs_radix_sort_state_parts gs_radix_sort_state_parts_of(const gs_radix_sort *s, gs_range state, uint64_t max_n) {
+  const VkDeviceSize lookback = lookback_bytes(s, max_n), after_histograms = STATE_CONTROL_BYTES + 2 * STATE_HISTOGRAM_BYTES;
+  gs_radix_sort_state_parts parts = {.control = gs_subrange(state, 0, STATE_CONTROL_BYTES)};
+  for (unsigned i = 0; i < 2; i++) {
+    parts.histograms[i] = gs_subrange(state, STATE_CONTROL_BYTES + i * STATE_HISTOGRAM_BYTES, STATE_HISTOGRAM_BYTES);
+    parts.lookback[i] = gs_subrange(state, after_histograms + i * lookback, lookback);
+  }
+  return parts;
 }
 
 int gs_radix_sort_passes(const gs_radix_sort *s, unsigned begin_bit, unsigned end_bit, unsigned *passes) {
@@ -325,7 +336,8 @@ typedef struct {
   VkCommandBuffer cb;
   const gs_radix_sort_run *run;
   const gs_radix_sort_buffers *b;
-  gs_range control, histograms, lookback[2];
+  gs_range control, histograms, other_histograms, lookback[2];
+  bool kept; /* on kept state: nothing cleared first (gs_radix_sort_rest) */
   gs_range table, scanned, spine_state; /* reduce-then-scan */
   bool indirect;
   const gs_radix_sort_small_tile *small; /* the small sort's tile it takes; NULL: the layout's */
@@ -353,16 +365,21 @@ static uint64_t segments_of(const recording *r) {
   return r->segment_keys ? (r->run->n + r->segment_keys - 1) / r->segment_keys : 1;
 }
 
-/* Zeroed tickets, histograms and the first pass's descriptors (the three lie one after the
- * other: one clear); for an indirect sort, the count and dispatch sizes. */
+/* The tiles of the sort's first pass, whose descriptors start zeroed. */
+static uint64_t first_pass_tiles(const recording *r) {
+  return r->indirect ? r->max_tiles : gs_groups_for(r->run->n, r->tile_keys);
+}
+
+/* Zeroed tickets, both halves of histograms and the first pass's descriptors (they lie one after
+ * the other: one clear), unless the state is kept; for an indirect sort, the count and dispatch
+ * sizes. */
 static int record_start(const recording *r) {
   const gs_radix_sort *s = r->s;
-  const uint64_t tiles = r->indirect ? r->max_tiles : gs_groups_for(r->run->n, r->tile_keys);
   /* reduce-then-scan uses neither histograms nor descriptors: every table entry is written */
   const uint64_t words = s->config.algo == GS_SORT_REDUCE_THEN_SCAN
                              ? STATE_CONTROL_BYTES / 4
-                             : (STATE_CONTROL_BYTES + STATE_HISTOGRAM_BYTES) / 4 + tiles * GS_RADIX;
-  int rc = gs_record_clear(s->dev, r->cb, s->memops, r->control, words);
+                             : (STATE_CONTROL_BYTES + 2 * STATE_HISTOGRAM_BYTES) / 4 + first_pass_tiles(r) * GS_RADIX;
+  int rc = r->kept ? GPUSORT_OK : gs_record_clear(s->dev, r->cb, s->memops, r->control, words);
   if (rc || !r->indirect) return rc;
   gs_prepare_indirect_push pp = {.count = r->b->count.address,
                                  .control = r->control.address,
@@ -393,6 +410,12 @@ static int record_histograms(recording *r, unsigned passes, unsigned last_bits) 
                             .last_bits = last_bits,
                             .groups = (uint32_t)groups,
                             .flags = r->indirect ? GS_SORT_INDIRECT : 0};
+    if (r->kept && k == 0) { /* (the first segment's dispatch zeroes the whole sort's) */
+      hp.flags |= GS_SORT_ZERO_STATE;
+      hp.other_histograms = r->other_histograms.address;
+      hp.lookback = r->lookback[0].address;
+      hp.lookback_words = (uint32_t)(first_pass_tiles(r) * GS_RADIX);
+    }
     if (r->indirect) {
       gs_kernel_dispatch_indirect(r->cb, &s->histogram, &hp,
                                   control_field(r, offsetof(gs_sort_control, histogram_dispatch), 12));
@@ -584,51 +607,15 @@ static int record_bitonic(recording *r, unsigned passes, gs_timestamps *ts) {
   return rc;
 }
 
-int gs_radix_sort_record(const gs_radix_sort *s, VkCommandBuffer cb, const gs_radix_sort_run *run,
-                         const gs_radix_sort_buffers *b, gs_timestamps *ts) {
-  unsigned passes = 0;
-  int rc = gs_radix_sort_passes(s, run->begin_bit, run->end_bit, &passes);
-  if (rc) return rc;
-  const unsigned begin_bit = run->begin_bit, end_bit = run->end_bit ? run->end_bit : s->info->bytes * 8;
-  const bool values = s->config.value_bytes != 0;
-  if (run->index_values && !values)
-    return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: index values without values");
-  const bool indirect = b->count.size != 0;
-  if (!indirect && run->n > run->max_n)
-    return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: %llu keys exceed the sort's capacity",
-                   (unsigned long long)run->n);
-  recording r = {.s = s, .cb = cb, .run = run, .b = b, .indirect = indirect, .tile_keys = s->tile_keys};
-  if (s->config.algo == GS_SORT_BITONIC) {
-    gs_cmd_barrier(r.cb); /* after earlier work on the same arrays */
-    if (ts) gs_timestamps_write(r.cb, ts, 0);
-    return record_bitonic(&r, passes, ts);
-  }
-  if ((rc = plan_segments(s, run, indirect, &r.segment_keys))) return rc;
-  if (!r.segment_keys && (r.small = small_tile_for(s, run->max_n))) r.tile_keys = r.small->tile.tile_keys;
-  r.max_tiles = gs_groups_for(run->max_n, r.tile_keys);
-  const bool rts = s->config.algo == GS_SORT_REDUCE_THEN_SCAN;
-  r.control = gs_subrange(b->state, 0, STATE_CONTROL_BYTES);
-  r.histograms = gs_subrange(b->state, STATE_CONTROL_BYTES, STATE_HISTOGRAM_BYTES);
-  const VkDeviceSize lookback = lookback_bytes(s, run->max_n), table = table_bytes(s, run->max_n);
-  const VkDeviceSize after_histograms = STATE_CONTROL_BYTES + STATE_HISTOGRAM_BYTES;
-  for (int i = 0; i < 2 && !rts; i++)
-    r.lookback[i] = gs_subrange(b->state, after_histograms + i * lookback, lookback);
-  if (rts) {
-    r.lookback[0] = r.table = gs_subrange(b->state, after_histograms, table);
-    r.scanned = gs_subrange(b->state, after_histograms + table, table);
-    r.spine_state = gs_subrange(b->state, after_histograms + 2 * table, b->state.size - after_histograms - 2 * table);
-  }
-
-  gs_cmd_barrier(r.cb); /* after earlier work on the same arrays and state */
-  if (ts) gs_timestamps_write(r.cb, ts, 0);
-  if (!indirect && run->n == 0) {
-    if (ts)
-      for (unsigned p = 1; p < 2 + passes; p++) gs_timestamps_write(r.cb, ts, p);
-    return GPUSORT_OK;
-  }
-  const unsigned last_bits = end_bit - (begin_bit + 8 * (passes - 1));
-  if ((rc = record_start(&r)) || (!rts && (rc = record_histograms(&r, passes, last_bits)))) return rc;
-  if (ts) gs_timestamps_write(r.cb, ts, 1);
+/* The digit-binning passes and what follows them: a copy into place, the corruption hook. */
+static int record_passes(recording *r, const gs_radix_sort_buffers *b, unsigned passes, unsigned last_bits,
+                         gs_timestamps *ts) {
+  const gs_radix_sort *s = r->s;
+  const gs_radix_sort_run *run = r->run;
+  const bool values = s->config.value_bytes != 0, rts = s->config.algo == GS_SORT_REDUCE_THEN_SCAN;
+  const unsigned begin_bit = run->begin_bit;
+  int rc;
+  if (ts) gs_timestamps_write(r->cb, ts, 1);
 
   gs_range key_writes[GS_RADIX_MAX_PASSES], value_writes[GS_RADIX_MAX_PASSES];
   bool keys_back, values_back = false;
@@ -643,28 +630,89 @@ int gs_radix_sort_record(const gs_radix_sort *s, VkCommandBuffer cb, const gs_ra
                            .keys_out = key_writes[p].address,
                            .values_in = !values ? 0 : p == 0 ? b->values.in.address : value_writes[p - 1].address,
                            .values_out = values ? value_writes[p].address : 0,
-                           .digit_starts = r.histograms.address,
-                           .lookback = r.lookback[p % 2].address,
-                           .lookback_next = r.lookback[(p + 1) % 2].address,
-                           .control = r.control.address,
+                           .digit_starts = r->histograms.address,
+                           .lookback = r->lookback[p % 2].address,
+                           .lookback_next = r->lookback[(p + 1) % 2].address,
+                           .control = r->control.address,
                            .n = (uint32_t)run->n,
-                           .tiles = gs_groups_for(run->n, r.tile_keys),
+                           .tiles = gs_groups_for(run->n, r->tile_keys),
                            .shift = begin_bit + 8 * p,
                            .bits = p + 1 == passes ? last_bits : 8,
                            .pass = p,
-                           .flags = indirect ? GS_SORT_INDIRECT : 0};
+                           .flags = r->indirect ? GS_SORT_INDIRECT : 0};
     if (p == 0) pp.flags |= GS_SORT_FIRST_PASS;
     if (p + 1 == passes) pp.flags |= GS_SORT_LAST_PASS;
     else pp.flags |= GS_SORT_CLEAR_NEXT;
     if (p == 0 && run->index_values) pp.flags |= GS_SORT_INDEX_VALUES;
-    if ((rc = rts ? record_rts_pass(&r, &pp) : record_pass(&r, &pp))) return rc;
-    if (ts && p + 1 < passes) gs_timestamps_write(r.cb, ts, 2 + p);
+    if ((rc = rts ? record_rts_pass(r, &pp) : record_pass(r, &pp))) return rc;
+    if (ts && p + 1 < passes) gs_timestamps_write(r->cb, ts, 2 + p);
   }
-  if (keys_back && (rc = record_copy(&r, b->keys.tmp, b->keys.out, s->info->bytes))) return rc;
-  if (values_back && (rc = record_copy(&r, b->values.tmp, b->values.out, s->config.value_bytes))) return rc;
-  if (run->corrupt && (rc = record_corruption(&r))) return rc;
-  if (ts) gs_timestamps_write(r.cb, ts, 1 + passes);
+  if (keys_back && (rc = record_copy(r, b->keys.tmp, b->keys.out, s->info->bytes))) return rc;
+  if (values_back && (rc = record_copy(r, b->values.tmp, b->values.out, s->config.value_bytes))) return rc;
+  if (run->corrupt && (rc = record_corruption(r))) return rc;
+  if (ts) gs_timestamps_write(r->cb, ts, 1 + passes);
   return GPUSORT_OK;
+}
+
+int gs_radix_sort_record(const gs_radix_sort *s, VkCommandBuffer cb, const gs_radix_sort_run *run,
+                         const gs_radix_sort_buffers *b, gs_timestamps *ts) {
+  unsigned passes = 0;
+  int rc = gs_radix_sort_passes(s, run->begin_bit, run->end_bit, &passes);
+  if (rc) return rc;
+  const unsigned begin_bit = run->begin_bit, end_bit = run->end_bit ? run->end_bit : s->info->bytes * 8;
+  const bool values = s->config.value_bytes != 0;
+  if (run->index_values && !values)
+    return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: index values without values");
+  const bool indirect = b->count.size != 0;
+  if (!indirect && run->n > run->max_n)
+    return gs_fail(GPUSORT_ERROR_RUNTIME, "internal error: %llu keys exceed the sort's capacity",
+                   (unsigned long long)run->n);
+  recording r = {.s = s, .cb = cb, .run = run, .b = b, .indirect = indirect, .tile_keys = s->tile_keys};
+  gs_radix_sort_rest *rest = run->rest;
+  if (rest && rest->of != s) *rest = (gs_radix_sort_rest){.of = s};
+  if (s->config.algo == GS_SORT_BITONIC) {
+    if (rest) *rest = (gs_radix_sort_rest){0}; /* (its own state layout) */
+    gs_cmd_barrier(r.cb); /* after earlier work on the same arrays */
+    if (ts) gs_timestamps_write(r.cb, ts, 0);
+    return record_bitonic(&r, passes, ts);
+  }
+  if ((rc = plan_segments(s, run, indirect, &r.segment_keys))) return rc;
+  if (!r.segment_keys && (r.small = small_tile_for(s, run->max_n))) r.tile_keys = r.small->tile.tile_keys;
+  r.max_tiles = gs_groups_for(run->max_n, r.tile_keys);
+  const bool rts = s->config.algo == GS_SORT_REDUCE_THEN_SCAN;
+  /* A direct Onesweep sort on state at rest clears nothing; any other sort clears both halves of
+   * histograms and counts into the first. */
+  r.kept = rest && rest->at_rest && !rts && !indirect;
+  const unsigned half = r.kept ? rest->half : 0;
+  const gs_radix_sort_state_parts parts = gs_radix_sort_state_parts_of(s, b->state, run->max_n);
+  r.control = parts.control;
+  r.histograms = parts.histograms[half];
+  r.other_histograms = parts.histograms[1 - half];
+  r.lookback[0] = parts.lookback[0];
+  r.lookback[1] = parts.lookback[1];
+  if (rts) {
+    const VkDeviceSize table = table_bytes(s, run->max_n), after_histograms = STATE_CONTROL_BYTES + 2 * STATE_HISTOGRAM_BYTES;
+    r.lookback[0] = r.table = gs_subrange(b->state, after_histograms, table);
+    r.scanned = gs_subrange(b->state, after_histograms + table, table);
+    r.spine_state = gs_subrange(b->state, after_histograms + 2 * table, b->state.size - after_histograms - 2 * table);
+  }
+
+  gs_cmd_barrier(r.cb); /* after earlier work on the same arrays and state */
+  if (ts) gs_timestamps_write(r.cb, ts, 0);
+  if (!indirect && run->n == 0) { /* (the state stays as it was) */
+    if (ts)
+      for (unsigned p = 1; p < 2 + passes; p++) gs_timestamps_write(r.cb, ts, p);
+    return GPUSORT_OK;
+  }
+  const unsigned last_bits = end_bit - (begin_bit + 8 * (passes - 1));
+  /* What the sort leaves: the histograms it counted into hold digit starts, the other half is
+   * zero (cleared, or zeroed by its histogram kernel); a reduce-then-scan sort leaves no account. */
+  if (rest) *rest = rts ? (gs_radix_sort_rest){0} : (gs_radix_sort_rest){.of = s, .half = 1 - half, .at_rest = true};
+  rc = record_start(&r);
+  if (!rc && !rts) rc = record_histograms(&r, passes, last_bits);
+  rc = rc ? rc : record_passes(&r, b, passes, last_bits, ts);
+  if (rc && rest) *rest = (gs_radix_sort_rest){0};
+  return rc;
 }
 
 int gs_radix_sort_collect_times(const gs_radix_sort *s, gs_timestamps *ts, unsigned passes,

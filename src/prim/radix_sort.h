@@ -104,6 +104,22 @@ typedef struct {
   gs_range count;             /* an indirect sort's u32 count; size 0: a direct sort */
 } gs_radix_sort_buffers;
 
+/* What a state block holds between sorts, kept by the caller beside the block and zeroed for a
+ * new block or one whose last sort did not run to its end. The block has two halves of
+ * histograms: a sort counts into one, scans it into digit starts in place, and leaves the other
+ * zeroed for the next. At rest (a direct Onesweep sort of `of` ran to its end) the next direct
+ * Onesweep sort clears nothing first (a dispatch and a barrier less): its histogram kernel
+ * zeroes the tickets, the first pass's descriptors and the other half's histograms as it counts,
+ * and each pass zeroes the next pass's descriptors as before. Each recording updates it for the
+ * block as the sort will leave it, or zeroes it on an error. Every sort on a tracked block must
+ * pass its `rest` (a sort without one leaves the block untracked: zero `rest` after it), and a
+ * `rest` lives no longer than its sort (`of` is compared by address). */
+typedef struct {
+  const gs_radix_sort *of;
+  unsigned half; /* the histograms the next sort counts into */
+  bool at_rest;
+} gs_radix_sort_rest;
+
 typedef struct {
   uint64_t n;                  /* direct sorts */
   uint64_t max_n;              /* what the state and arrays were sized for (>= n) */
@@ -118,6 +134,7 @@ typedef struct {
    * the command buffer, submit it and replace *cb with a new one in the recording state. */
   int (*flush)(void *ctx, VkCommandBuffer *cb, uint64_t keys);
   void *flush_ctx;
+  gs_radix_sort_rest *rest; /* NULL: a state block whose contents the caller does not track */
 } gs_radix_sort_run;
 
 typedef struct {
@@ -151,6 +168,14 @@ gs_radix_sort_tile gs_radix_sort_tile_for(const gs_radix_sort *s, uint64_t max_n
 
 /* Bytes of the state block for sorts of up to max_n keys (16-byte aligned). */
 VkDeviceSize gs_radix_sort_state_bytes(const gs_radix_sort *s, uint64_t max_n);
+
+/* Where a state block for sorts of up to max_n keys keeps the control block, the two halves of
+ * histograms and the two arrays of look-back descriptors (a Onesweep sort's; tests plant values
+ * there and read them back). */
+typedef struct {
+  gs_range control, histograms[2], lookback[2];
+} gs_radix_sort_state_parts;
+gs_radix_sort_state_parts gs_radix_sort_state_parts_of(const gs_radix_sort *s, gs_range state, uint64_t max_n);
 
 /* Digit-binning passes over bits [begin_bit, end_bit) (0, 0: all); a usage error for a range
  * outside the key. */
