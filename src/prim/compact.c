@@ -229,7 +229,13 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    * / 0.225 to 0.227 / 0.849 to 0.852 against 0.079 to 0.080 / 0.278 to 0.284 / 1.085 to 1.090
    * (CUB: 0.051 / 0.160 / 0.592 and 0.064 / 0.209 / 0.795). Other distances (another run, at
    * 2^28, select and partition): 66 tiles 0.747 and 0.928 ms, 132 0.719 and 0.886, 264 0.687 and
-   * 0.862, 528 0.710 and 0.974. Not for the other modes: unique, whose tiles load all their rows
+   * 0.862, 528 0.710 and 0.974. On an H100 (0.7.50, 2^26 / 2^28, two rounds, same run) 8192 KiB
+   * stays select's best: 0.194 / 0.726 and 0.727 ms, against 0.197 and 0.199 / 0.752 and 0.753 at
+   * 4096, 0.195 / 0.738 and 0.740 at 6144, 0.195 and 0.196 / 0.732 and 0.734 at 12288, 0.218 and
+   * 0.219 / 0.837 and 0.841 at 16384 (CUB 0.188 and 0.189 / 0.699 and 0.700); partition was 1.5 to
+   * 2% faster at 6144 (0.928 and 0.932 ms at 2^28 against 0.944 and 0.946; CUB 0.970 and 0.976),
+   * slower at 12288 and 16384; three sub-tiles gained neither (0.729 and 0.730, 0.947 and 0.948).
+   * Not for the other modes: unique, whose tiles load all their rows
    * at once, took 0.739 ms at 132 of its tiles ahead against 0.647, reduce-by-key 1.38 against
    * 1.18, rle 0.925 against 0.936; again at 1, 2, 4, 8 and 16 MiB ahead (H200, 0.7.32, 2^28,
    * same run, against 0.646 to 0.648, 0.946 to 0.949 and 1.189 to 1.195 without), unique took
