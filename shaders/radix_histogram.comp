@@ -17,8 +17,8 @@
 // 0.086), or workgroups of 128 in 1584 or 2112 (0.140 at 2^26). CUB's histogram kernel took
 // 0.121 to 0.123 ms for 2^26 u32 keys and 0.064 for 2^24 u64 keys (Nsight Compute, the kernel
 // alone); the figures here are bench's histogram stage, which adds the clear before it (until
-// 0.7.50; bench's later runs now keep the state) and the scan after it. Timed apart (H100, 0.7.46, timestamps between them, one run), the clear took 0.006 to
-// 0.008 ms at every size, this kernel 0.006 at 2^16 u32 keys, 0.040 at 2^24 and 0.128 at 2^26 (u64
+// 0.7.50; bench's later runs now keep the state) and the scan after it. Timed apart (H100,
+// 0.7.46, timestamps between them, one run), the clear took 0.006 to 0.008 ms at every size, this kernel 0.006 at 2^16 u32 keys, 0.040 at 2^24 and 0.128 at 2^26 (u64
 // keys 0.007 at 2^16, 0.075 at 2^24), the scan 0.005 to 0.006. The clear costs its dispatch, not
 // its bytes: zeroing the first pass's descriptors here instead (a grid-stride loop beside the bins'
 // zeroing) left the sorts' times as they were (two rounds, same run: u32 keys 1.491 and 1.489 ms at

@@ -683,6 +683,8 @@ int gs_radix_sort_record(const gs_radix_sort *s, VkCommandBuffer cb, const gs_ra
   /* A direct Onesweep sort on state at rest clears nothing; any other sort clears both halves of
    * histograms and counts into the first. */
   r.kept = rest && rest->at_rest && !rts && !indirect;
+  /* (the histogram kernel counts the descriptors it zeroes in 32 bits, with room for its stride) */
+  if (r.kept && gs_groups_for(run->n, r.tile_keys) * GS_RADIX >= 1ull << 31) r.kept = false;
   const unsigned half = r.kept ? rest->half : 0;
   const gs_radix_sort_state_parts parts = gs_radix_sort_state_parts_of(s, b->state, run->max_n);
   r.control = parts.control;

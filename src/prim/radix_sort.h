@@ -107,11 +107,12 @@ typedef struct {
 /* What a state block holds between sorts, kept by the caller beside the block and zeroed for a
  * new block or one whose last sort did not run to its end. The block has two halves of
  * histograms: a sort counts into one, scans it into digit starts in place, and leaves the other
- * zeroed for the next. At rest (a direct Onesweep sort of `of` ran to its end) the next direct
+ * zeroed for the next. At rest (an Onesweep sort of `of` ran to its end) the next direct
  * Onesweep sort clears nothing first (a dispatch and a barrier less): its histogram kernel
  * zeroes the tickets, the first pass's descriptors and the other half's histograms as it counts,
- * and each pass zeroes the next pass's descriptors as before. Each recording updates it for the
- * block as the sort will leave it, or zeroes it on an error. Every sort on a tracked block must
+ * and each pass zeroes the next pass's descriptors as before. Each recording that records a sort
+ * updates it for the block as the sort will leave it, or zeroes it on an error (the other
+ * algorithms leave it zeroed: untracked). Every sort on a tracked block must
  * pass its `rest` (a sort without one leaves the block untracked: zero `rest` after it), and a
  * `rest` lives no longer than its sort (`of` is compared by address). */
 typedef struct {
