@@ -229,7 +229,11 @@ int harness_gpu_sort(harness *h, const sort_case *c, const void *keys, const voi
   /* what a direct Onesweep sort of `s` on the block at rest must zero itself (harness.kept) */
   const bool on_rest = h->kept && h->rest.of == s && h->rest.at_rest && h->algo == GS_SORT_ONESWEEP &&
                        h->place != PLACE_INDIRECT && n > 0;
-  const uint64_t first_pass_tiles = gs_groups_for(n, gs_radix_sort_tile_for(s, max_n).tile_keys);
+  /* (a segmented sort takes the layout's own tile, an unsegmented one its capacity's: run_sort,
+   * src/prim/radix_sort.c's plan_segments; the test's segments are whole tiles) */
+  const bool segmented = h->segment_keys && h->place != PLACE_INDIRECT && n > h->segment_keys;
+  const uint64_t first_pass_tiles =
+      gs_groups_for(n, segmented ? s->tile_keys : gs_radix_sort_tile_for(s, max_n).tile_keys);
   if (on_rest) h->kept_sorts++;
   if (!rc && !(rc = gs_stager_create(dev, &up, GS_MEM_UPLOAD, bytes + 16)) &&
       !(rc = gs_stager_create(dev, &down, GS_MEM_READBACK, bytes)) &&
