@@ -115,7 +115,8 @@ static gs_radix_sort_config sorter_config(const gs_context *ctx, const gs_sort_r
  * count of rows any preset's tile gives). */
 static uint64_t sort_bytes(const gs_sort_request *r, uint64_t n, const gs_radix_sort *sorter) {
   const unsigned kb = gs_key_info_of(r->layout.key)->bytes, vb = gpu_value_bytes(r);
-  const uint64_t state = sorter ? gs_radix_sort_state_bytes(sorter, n) : 16640 + 2 * (n / 256 + 2) * 1024;
+  const uint64_t state = sorter ? gs_radix_sort_state_bytes(sorter, n)
+                                : GS_RADIX_SORT_STATE_HEAD_BYTES + 2 * (n / 256 + 2) * 1024;
   return 2 * n * (kb + vb) + state;
 }
 

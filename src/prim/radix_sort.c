@@ -15,7 +15,9 @@ enum {
   HISTOGRAM_TILE_ROWS = 16,
   STATE_CONTROL_BYTES = 256,          /* gs_sort_control, padded */
   STATE_HISTOGRAM_BYTES = GS_RADIX_MAX_PASSES * GS_RADIX * 4,
+  STATE_HEAD_BYTES = GS_RADIX_SORT_STATE_HEAD_BYTES,
 };
+_Static_assert(STATE_HEAD_BYTES == STATE_CONTROL_BYTES + 2 * STATE_HISTOGRAM_BYTES, "the state block's head");
 
 /* Shared memory of a digit-binning pass (radix_onesweep.comp). held_key_bytes: the bytes of each
  * key held beside the counters while the keys are ranked (0: none held); staged_bytes: those of
@@ -293,13 +295,13 @@ static VkDeviceSize table_bytes(const gs_radix_sort *s, uint64_t max_n) {
 VkDeviceSize gs_radix_sort_state_bytes(const gs_radix_sort *s, uint64_t max_n) {
   if (s->config.algo == GS_SORT_BITONIC) return gs_bitonic_sort_state_bytes(&s->bitonic, max_n);
   if (s->config.algo == GS_SORT_REDUCE_THEN_SCAN)
-    return STATE_CONTROL_BYTES + 2 * STATE_HISTOGRAM_BYTES + 2 * table_bytes(s, max_n) +
+    return STATE_HEAD_BYTES + 2 * table_bytes(s, max_n) +
            gs_scan_state_bytes(&s->spine, (uint64_t)tiles_for(s, max_n) * GS_RADIX);
-  return STATE_CONTROL_BYTES + 2 * STATE_HISTOGRAM_BYTES + 2 * lookback_bytes(s, max_n);
+  return STATE_HEAD_BYTES + 2 * lookback_bytes(s, max_n);
 }
 
 gs_radix_sort_state_parts gs_radix_sort_state_parts_of(const gs_radix_sort *s, gs_range state, uint64_t max_n) {
-  const VkDeviceSize lookback = lookback_bytes(s, max_n), after_histograms = STATE_CONTROL_BYTES + 2 * STATE_HISTOGRAM_BYTES;
+  const VkDeviceSize lookback = lookback_bytes(s, max_n), after_histograms = STATE_HEAD_BYTES;
   gs_radix_sort_state_parts parts = {.control = gs_subrange(state, 0, STATE_CONTROL_BYTES)};
   for (unsigned i = 0; i < 2; i++) {
     parts.histograms[i] = gs_subrange(state, STATE_CONTROL_BYTES + i * STATE_HISTOGRAM_BYTES, STATE_HISTOGRAM_BYTES);
@@ -378,7 +380,7 @@ static int record_start(const recording *r) {
   /* reduce-then-scan uses neither histograms nor descriptors: every table entry is written */
   const uint64_t words = s->config.algo == GS_SORT_REDUCE_THEN_SCAN
                              ? STATE_CONTROL_BYTES / 4
-                             : (STATE_CONTROL_BYTES + 2 * STATE_HISTOGRAM_BYTES) / 4 + first_pass_tiles(r) * GS_RADIX;
+                             : STATE_HEAD_BYTES / 4 + first_pass_tiles(r) * GS_RADIX;
   int rc = r->kept ? GPUSORT_OK : gs_record_clear(s->dev, r->cb, s->memops, r->control, words);
   if (rc || !r->indirect) return rc;
   gs_prepare_indirect_push pp = {.count = r->b->count.address,
@@ -684,7 +686,7 @@ int gs_radix_sort_record(const gs_radix_sort *s, VkCommandBuffer cb, const gs_ra
    * histograms and counts into the first. */
   r.kept = rest && rest->at_rest && !rts && !indirect;
   /* (the histogram kernel counts the descriptors it zeroes in 32 bits, with room for its stride) */
-  if (r.kept && gs_groups_for(run->n, r.tile_keys) * GS_RADIX >= 1ull << 31) r.kept = false;
+  if (r.kept && first_pass_tiles(&r) * GS_RADIX >= 1ull << 31) r.kept = false;
   const unsigned half = r.kept ? rest->half : 0;
   const gs_radix_sort_state_parts parts = gs_radix_sort_state_parts_of(s, b->state, run->max_n);
   r.control = parts.control;
@@ -693,7 +695,7 @@ int gs_radix_sort_record(const gs_radix_sort *s, VkCommandBuffer cb, const gs_ra
   r.lookback[0] = parts.lookback[0];
   r.lookback[1] = parts.lookback[1];
   if (rts) {
-    const VkDeviceSize table = table_bytes(s, run->max_n), after_histograms = STATE_CONTROL_BYTES + 2 * STATE_HISTOGRAM_BYTES;
+    const VkDeviceSize table = table_bytes(s, run->max_n), after_histograms = STATE_HEAD_BYTES;
     r.lookback[0] = r.table = gs_subrange(b->state, after_histograms, table);
     r.scanned = gs_subrange(b->state, after_histograms + table, table);
     r.spine_state = gs_subrange(b->state, after_histograms + 2 * table, b->state.size - after_histograms - 2 * table);

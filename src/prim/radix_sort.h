@@ -104,6 +104,10 @@ typedef struct {
   gs_range count;             /* an indirect sort's u32 count; size 0: a direct sort */
 } gs_radix_sort_buffers;
 
+/* The state block's head, before the look-back descriptors (or reduce-then-scan's tables): the
+ * control block (256 bytes) and two halves of histograms, GS_RADIX_MAX_PASSES rows each. */
+enum { GS_RADIX_SORT_STATE_HEAD_BYTES = 256 + 2 * GS_RADIX_MAX_PASSES * GS_RADIX * 4 };
+
 /* What a state block holds between sorts, kept by the caller beside the block and zeroed for a
  * new block or one whose last sort did not run to its end. The block has two halves of
  * histograms: a sort counts into one, scans it into digit starts in place, and leaves the other
