@@ -59,6 +59,7 @@ layout(constant_id = GS_SPEC_COMPACT_MODE) const uint MODE = GS_COMPACT_SELECT;
 layout(constant_id = GS_SPEC_COMPACT_SUBTILES) const uint SUBTILES = 1; // select and partition only
 layout(constant_id = GS_SPEC_READ_AHEAD) const uint READ_AHEAD = 0; // select and partition only (see read_ahead)
 layout(constant_id = GS_SPEC_EARLY_WALK) const uint EARLY_WALK = 0; // unique, rle, reduce-by-key (unique_tile_early_walk, runs_tile_early_walk)
+layout(constant_id = GS_SPEC_SUBGROUP_WALK) const uint SUBGROUP_WALK = 0; // tiles that walk after loading (walk_for_count)
 const bool STAGED_STORES = GS_COMPACT_STAGES(MODE); // select and partition (see staged_tile)
 // subgroups that hold keys: all, or all but the one that walks (EARLY_WALK)
 const uint DATA_SUBGROUPS = EARLY_WALK != 0u ? NUM_SUBGROUPS - 1u : NUM_SUBGROUPS;
@@ -242,15 +243,17 @@ void write_index(uint at, uint g) {
     Indices(pc.indices_out).indices[at * words + w] = WordArray(pc.values_in).words[g * words + w];
 }
 
-// The look-backs below use no subgroup operation, the early walks aside: on an NVIDIA H200
+// The look-backs below use no subgroup operation on NVIDIA, the early walks aside: on an H200
 // this kernel's subgroup-wide walks (ballots over 32 predecessors) read wrong prefixes in a few
 // tile shapes, the same ones every run, which single-invocation walks never did. The count's
-// walk is the workgroup's, through shared memory; the value's (reduce-by-key) runs in one
+// walk there is the workgroup's, through shared memory; the value's (reduce-by-key) runs in one
 // invocation, reading one descriptor at a time. The early walk (count_before_by_subgroup) is
 // one subgroup's ballots, in that subgroup's own control flow while the others load; unique's
 // passed `test_compact matrix` (4392 checks) and `misaligned` on the H200 (0.7.33), and with
 // rle's and reduce-by-key's `matrix` (4880 checks), `misaligned` and `small` with every wait
-// recounted (1440 each; 0.7.34).
+// recounted (1440 each; 0.7.34). lavapipe's preset walks by subgroup 0 after loading as well
+// (SUBGROUP_WALK, walk_for_count), the tile's inclusive count posted by the invocation that
+// posted its own count; that walk has not run on NVIDIA.
 
 // The number kept in all tiles before `tile` (whose count post_tile_count has posted); posts the
 // tile's inclusive count on the way.
@@ -406,6 +409,35 @@ uint count_before_by_subgroup(uint tile) {
     }
   }
   return prefix;
+}
+
+// The count kept before the tile, into s_count_before, once a barrier has passed; tile_count is
+// the tile's own. With SUBGROUP_WALK subgroup 0 walks by ballots (count_before_by_subgroup)
+// while the others go on to the barrier, and post_inclusive_count posts the tile's inclusive
+// count after it; else the whole workgroup walks (count_before) and posts it on the way.
+// lavapipe (two cores, `bench --compact --reps 7`, 2^22 u32 keys, two rounds, same run): select
+// 64.6 and 64.0 ms against 69.7 and 69.6 by the workgroup, partition 68.3 and 70.7 against 74.0
+// and 75.2, unique 17.8 and 17.8 against 22.2 and 23.0, rle 15.4 and 18.8 against 21.8 and 20.7,
+// reduce-by-key 40.2 and 37.3 against 45.8 and 42.0 (rle's and reduce-by-key's value walks
+// beside the count's: runs_tile). NVIDIA keeps the workgroup's walk until the ballots' walk
+// has been tested there in these tiles (see the walks' note above).
+void walk_for_count(uint tile, uint tile_count) {
+  if (SUBGROUP_WALK != 0u) {
+    if (gl_SubgroupID == 0u) {
+      const uint prefix = tile == 0u ? 0u : count_before_by_subgroup(tile);
+      if (gl_SubgroupInvocationID == 0u) s_count_before = prefix;
+    }
+  } else {
+    const uint prefix = count_before(tile, tile_count);
+    if (gl_LocalInvocationID.x == 0u) s_count_before = prefix;
+  }
+}
+
+// After walk_for_count and a barrier: with SUBGROUP_WALK, the tile's inclusive count, from the
+// invocation that posted its own count (so that the later post cannot be overtaken).
+void post_inclusive_count(uint tile, uint tile_count) {
+  if (SUBGROUP_WALK != 0u && posts_counts() && tile != 0u)
+    lookback_post(tile, LOOKBACK_INCLUSIVE | (s_count_before + tile_count));
 }
 
 // The early walk's meeting point: the data subgroups' counts in the low 16 bits (a tile keeps
@@ -1012,31 +1044,31 @@ void runs_tile(uint tile) {
   const uint segment_end = segment_first + SEGMENT;
   const bool next_segment_opens = segment_end >= pc.n || starts_run(segment_end, key_at(segment_end));
 
-  // 2. The count kept before this tile (by the whole workgroup). Rle reads the value descriptor
-  // of the tile before as the walk starts, so that its load waits alongside the walk's. H200,
-  // 2^28 u32 keys, same runs: rle 0.938 to 0.943 ms against 0.951 to 0.953; reduce-by-key
-  // 1.397 to 1.398 against 1.378, so it reads it after the walk.
+  // 2. The count kept before this tile (walk_for_count), and 3. the value of the run open at the
+  // tile's start, from the tiles before, by one invocation: with SUBGROUP_WALK lane 0 of subgroup
+  // 1, beside the count's walk, else invocation 0 after it. Rle reads the value descriptor of the
+  // tile before as the count's walk starts, so that its load waits alongside the walk's. H200,
+  // 2^28 u32 keys, same runs, by the workgroup's walk: rle 0.938 to 0.943 ms against 0.951 to
+  // 0.953; reduce-by-key 1.397 to 1.398 against 1.378, so it reads it after the walk.
+  const uint value_walker = SUBGROUP_WALK != 0u && NUM_SUBGROUPS > 1u ? SUBGROUP_SIZE : 0u;
 #ifdef COUNT_RUNS
   rep_t value_of_tile_before = rep_identity();
   uint status_of_tile_before = SCAN_EMPTY;
-  if (lid == 0u && !first_is_head && tile > 0u) status_of_tile_before = scan_poll(tile - 1u, value_of_tile_before);
+  if (lid == value_walker && !first_is_head && tile > 0u)
+    status_of_tile_before = scan_poll(tile - 1u, value_of_tile_before);
 #endif
-  const uint count_prefix = count_before(tile, s_tile_count);
-  if (lid == 0u) {
-    s_count_before = count_prefix;
-    // 3. The value of the run open at the tile's start, from the tiles before.
-    if (!first_is_head) {
+  walk_for_count(tile, s_tile_count);
+  if (lid == value_walker && !first_is_head) {
 #ifdef COUNT_RUNS
-      const rep_t prefix =
-          status_of_tile_before == SCAN_INCLUSIVE ? value_of_tile_before : scan_look_back_serial(tile);
+    const rep_t prefix = status_of_tile_before == SCAN_INCLUSIVE ? value_of_tile_before : scan_look_back_serial(tile);
 #else
-      const rep_t prefix = scan_look_back_serial(tile);
+    const rep_t prefix = scan_look_back_serial(tile);
 #endif
-      if (!tile_has_head) scan_post(tile, SCAN_INCLUSIVE, combine(prefix, s_value_before));
-      s_value_before = prefix;
-    }
+    if (!tile_has_head) scan_post(tile, SCAN_INCLUSIVE, combine(prefix, s_value_before));
+    s_value_before = prefix;
   }
   barrier();
+  post_inclusive_count(tile, s_tile_count);
   if (tile + 1u == pc.tiles && lid == 0u) WordArray(pc.control).words[1] = s_count_before + s_tile_count;
 
   // 4. Every run to its place.
@@ -1196,10 +1228,10 @@ void unique_tile(uint tile) {
     barrier();
   }
 
-  // 2. The count kept before this tile (by the whole workgroup).
-  const uint count_prefix = count_before(tile, s_tile_count);
-  if (lid == 0u) s_count_before = count_prefix;
+  // 2. The count kept before this tile (walk_for_count).
+  walk_for_count(tile, s_tile_count);
   barrier();
+  post_inclusive_count(tile, s_tile_count);
   if (tile + 1u == pc.tiles && lid == 0u) WordArray(pc.control).words[1] = s_count_before + s_tile_count;
 
   // 3. Every kept key, read again, to its place.
@@ -1267,14 +1299,14 @@ void staged_tile(uint tile) {
     tile_kept += s_tile_count; // (rewritten only after the next sub-tile's kept_before_segment_of's barrier)
   }
 
-  // 2. The count kept before this tile (by the whole workgroup), with a later tile's keys read
-  // into cache meanwhile.
+  // 2. The count kept before this tile (walk_for_count), with a later tile's keys read into
+  // cache meanwhile.
   uint ahead[READ_AHEAD_LOADS];
   read_ahead(tile, ahead);
-  const uint count_prefix = count_before(tile, tile_kept);
-  if (lid == 0u) s_count_before = count_prefix;
+  walk_for_count(tile, tile_kept);
   barrier();
   const uint count_before_tile = s_count_before;
+  post_inclusive_count(tile, tile_kept);
   if (tile + 1u == pc.tiles && lid == 0u) WordArray(pc.control).words[1] = count_before_tile + tile_kept;
 
   // 3. The staged records to their places.

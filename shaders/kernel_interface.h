@@ -46,7 +46,9 @@
 #define GS_SPEC_EARLY_WALK 17    /* subgroup 0 walks the look-back while the others load (1):
                                   * compact.comp's unique, rle and reduce-by-key, the look-back scan */
 #define GS_SPEC_PASS_MAPS 18     /* sort: the passes whose key maps a pipeline applies (GS_SORT_MAPS_*) */
-#define GS_SPEC_COUNT 19
+#define GS_SPEC_SUBGROUP_WALK 19 /* compact.comp: subgroup 0 walks for a tile's count while the rest
+                                  * wait (1), instead of the whole workgroup (0) */
+#define GS_SPEC_COUNT 20
 #define GS_SORT_MAPS_BY_FLAGS 0  /* in on GS_SORT_FIRST_PASS, out on GS_SORT_LAST_PASS */
 #define GS_SORT_MAPS_IN 1        /* always in, never out: a first pass that is not the last */
 #define GS_SORT_MAPS_OUT 2       /* always out, never in: a last pass that is not the first */

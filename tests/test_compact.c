@@ -652,6 +652,14 @@ static void run_type(tester *t, gs_key_type type) {
     report(t, c->early_walk == named, "early walk", only_names[__builtin_ctz(shape_only[k])], 0,
            named ? "named by the configuration, but its tiles do not walk" : "walks, unnamed by the configuration");
   }
+  /* every member's compaction walks for its count as the device's configuration says
+   * (GPUSORT_COMPACT_SUBGROUP_WALK; lavapipe's preset: by subgroup 0) */
+  for (size_t k = 0; k < 5; k++) {
+    const gs_compact *c = NULL;
+    if (!(t->only & shape_only[k]) || gs_context_compact(&t->ctx, &shapes[k], &c)) continue;
+    report(t, (c->subgroup_walk != 0) == t->ctx.config.compact_subgroup_walk, "subgroup walk",
+           only_names[__builtin_ctz(shape_only[k])], 0, "its tiles walk other than the configuration says");
+  }
   const uint64_t sg = t->dev->subgroup_size, tile = tiles[0];
   uint64_t sizes[28] = {0, 1};
   size_t count = 2;

@@ -40,6 +40,8 @@ typedef struct {
   uint32_t read_ahead;                  /* select and partition: tiles ahead read into cache (0: none) */
   uint32_t early_walk;                  /* unique, rle, reduce-by-key: subgroup 0 walks the look-back
                                          * while the others load (1), and holds no keys */
+  uint32_t subgroup_walk;               /* tiles that walk after loading: subgroup 0 walks for the count
+                                         * (1), else the whole workgroup (compact.comp's walk_for_count) */
   bool split_descriptors;               /* reduce-by-key's value descriptors */
   gs_kernel kernel;
 } gs_compact;

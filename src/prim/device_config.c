@@ -279,6 +279,7 @@ typedef struct {
   uint32_t compact_subtiles;  /* sub-tiles per look-back of select and partition (0: 1) */
   uint32_t compact_read_ahead_kib; /* select's and partition's read-ahead (0: none) */
   uint32_t compact_early_walk;     /* GPUSORT_EARLY_WALK_*: a subgroup walks while the others load */
+  bool compact_subgroup_walk;      /* the others' count walk by subgroup 0 (compact.comp's walk_for_count) */
   bool scan_early_walk;            /* the look-back scan: a subgroup walks while the others load */
   uint32_t scan_read_ahead_kib;    /* ... and reads the input this far ahead as it walks (0: none) */
 } preset;
@@ -343,7 +344,7 @@ static const preset presets[] = {
     {.name = "lavapipe", .vendor_id = ANY, .driver_id = VK_DRIVER_ID_MESA_LLVMPIPE, .subgroup_size = 8,
      .sort = TILES_OF(128, 16, 16),
      .scan_workgroup = 128, .scan_rows = 8, .spin = 256, .submit_keys = 1u << 22, .forward_progress = true,
-     .onesweep = false, .bitonic_max_keys = 1u << 14, .compact_subtiles = 2},
+     .onesweep = false, .bitonic_max_keys = 1u << 14, .compact_subtiles = 2, .compact_subgroup_walk = true},
     {.name = "apple", .vendor_id = 0x106B, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(0, 9, 5), .scan_rows = 8,
      .spin = 256, .submit_keys = 1u << 26, .forward_progress = false, .onesweep = true},
     {.name = "arm", .vendor_id = 0x13B5, .driver_id = ANY, .subgroup_size = 16, .sort = TILES_OF(0, 9, 5), .scan_rows = 8,
@@ -434,6 +435,8 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->compact_subtiles = k->compact_subtiles ? k->compact_subtiles : p->compact_subtiles ? p->compact_subtiles : 1;
   c->compact_read_ahead_kib = k->compact_read_ahead_kib != GS_KNOB_UNSET ? k->compact_read_ahead_kib : p->compact_read_ahead_kib;
   c->compact_early_walk = k->compact_early_walk != GS_KNOB_UNSET ? k->compact_early_walk : p->compact_early_walk;
+  c->compact_subgroup_walk =
+      k->compact_subgroup_walk != GS_KNOB_UNSET ? k->compact_subgroup_walk != 0 : p->compact_subgroup_walk;
   c->scan_early_walk = k->scan_early_walk != GS_KNOB_UNSET ? k->scan_early_walk != 0 : p->scan_early_walk;
   /* (the walker reads ahead: without the walk, none) */
   c->scan_read_ahead_kib = !c->scan_early_walk                         ? 0
@@ -451,6 +454,7 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
                      k->sort_split_maps != GS_KNOB_UNSET || k->sort_float_fewer_keys != GS_KNOB_UNSET ||
                      k->sort_small_tile_count != GS_KNOB_UNSET || k->scan_small_rows != GS_KNOB_UNSET ||
                      k->compact_read_ahead_kib != GS_KNOB_UNSET || k->compact_early_walk != GS_KNOB_UNSET ||
+                     k->compact_subgroup_walk != GS_KNOB_UNSET ||
                      k->scan_early_walk != GS_KNOB_UNSET || k->scan_read_ahead_kib != GS_KNOB_UNSET;
   snprintf(c->preset, sizeof c->preset, "%s%s", p->name, tuned ? " (tuned by GPUSORT_*)" : "");
 }

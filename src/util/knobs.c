@@ -143,6 +143,7 @@ static void read_knobs(void) {
   knobs.scan_read_ahead_kib = number_or_unset("GPUSORT_SCAN_READ_AHEAD_KIB");
   knobs.compact_subtiles = number32("GPUSORT_COMPACT_SUBTILES");
   knobs.compact_read_ahead_kib = number_or_unset("GPUSORT_COMPACT_READ_AHEAD_KIB");
+  knobs.compact_subgroup_walk = switch_knob("GPUSORT_COMPACT_SUBGROUP_WALK");
   knobs.compact_early_walk = early_walk_knob("GPUSORT_COMPACT_EARLY_WALK");
   knobs.histogram_groups = number32("GPUSORT_HISTOGRAM_GROUPS");
   knobs.lookback_spin = number32("GPUSORT_LOOKBACK_SPIN");

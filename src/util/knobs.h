@@ -26,6 +26,7 @@ typedef struct {
   uint32_t scan_read_ahead_kib;  /* GPUSORT_SCAN_READ_AHEAD_KIB (0: none); GS_KNOB_UNSET if unset */
   uint32_t compact_subtiles;     /* GPUSORT_COMPACT_SUBTILES */
   uint32_t compact_read_ahead_kib; /* GPUSORT_COMPACT_READ_AHEAD_KIB (0: none); GS_KNOB_UNSET if unset */
+  uint32_t compact_subgroup_walk; /* GPUSORT_COMPACT_SUBGROUP_WALK=0|1, else GS_KNOB_UNSET */
   uint32_t compact_early_walk;   /* GPUSORT_COMPACT_EARLY_WALK=0|1|members: GPUSORT_EARLY_WALK_* bits, else GS_KNOB_UNSET */
   uint32_t histogram_groups;     /* GPUSORT_HISTOGRAM_GROUPS: workgroups of the sort's histogram at most */
   uint32_t lookback_spin;        /* GPUSORT_LOOKBACK_SPIN: 1 makes every look-back wait fall back */
