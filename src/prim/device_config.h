@@ -72,8 +72,8 @@ typedef struct {
                                      * (compact.c) */
   bool compact_subgroup_walk;       /* the look-back family's tiles that walk after loading theirs:
                                      * subgroup 0 walks for the count while the others wait (and
-                                     * reduce-by-key's value walk runs beside it), instead of the
-                                     * whole workgroup (compact.comp's walk_for_count) */
+                                     * rle's and reduce-by-key's value walk runs beside it), instead
+                                     * of the whole workgroup (compact.comp's walk_for_count) */
   bool scan_early_walk;             /* the look-back scan: subgroup 0 of a tile walks the look-back
                                      * while the others load the tile's elements (scan.c) */
   uint32_t scan_read_ahead_kib;     /* the look-back scan's early walk: how far past its own tile
