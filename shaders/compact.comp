@@ -253,7 +253,8 @@ void write_index(uint at, uint g) {
 // rle's and reduce-by-key's `matrix` (4880 checks), `misaligned` and `small` with every wait
 // recounted (1440 each; 0.7.34). lavapipe's preset walks by subgroup 0 after loading as well
 // (SUBGROUP_WALK, walk_for_count), the tile's inclusive count posted by the invocation that
-// posted its own count; that walk has not run on NVIDIA.
+// posted its own count; that form has not run on NVIDIA, where the trial of 0.7.19 (below) read
+// wrong prefixes.
 
 // The number kept in all tiles before `tile` (whose count post_tile_count has posted); posts the
 // tile's inclusive count on the way.
@@ -988,6 +989,9 @@ void write_runs(uint tile, uint segment_first, uint flags, uint kept_before, uin
 // with both read again (2^28 u32 keys, same run: 1.96 ms against 1.72).
 void runs_tile(uint tile) {
   const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
+  // the invocation that posts the tile's value descriptors and walks for the value of the run open
+  // at its start: with SUBGROUP_WALK lane 0 of subgroup 1, beside the count's walk (step 2)
+  const uint value_walker = SUBGROUP_WALK != 0u && NUM_SUBGROUPS > 1u ? SUBGROUP_SIZE : 0u;
   const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
   key_t keys[ITEMS];
   uint flags, kept_before_row[ROWS];
@@ -1010,7 +1014,7 @@ void runs_tile(uint tile) {
   const uint segment_last_head = last_heads(segment_first, flags, heads_before_row);
   if (lane == 0u) s_segment_last_head[gl_SubgroupID] = segment_last_head;
   barrier();
-  if (lid == 0u) { // the segments' last heads to exclusive maxima, and the tile's summary
+  if (lid == value_walker) { // the segments' last heads to exclusive maxima, and the tile's summary
     bool has_head;
     const rep_t v = segment_summaries_to_prefixes(tile, 0u, has_head);
     scan_post(tile, has_head ? SCAN_INCLUSIVE : SCAN_AGGREGATE, v);
@@ -1025,7 +1029,7 @@ void runs_tile(uint tile) {
   segment_values(flags, values, head_before_row, value_before_row, segment_head, segment_value);
   if (lane == 0u) s_segment_head[gl_SubgroupID] = segment_head, s_segment_value[gl_SubgroupID] = segment_value;
   barrier();
-  if (lid == 0u) { // the segments' summaries to exclusive prefixes, and the tile's summary
+  if (lid == value_walker) { // the segments' summaries to exclusive prefixes, and the tile's summary
     bool has_head;
     const rep_t v = segment_summaries_to_prefixes(tile, 0u, has_head);
     // post now: a tile with a head knows its inclusive value (tile 0 always has one)
@@ -1050,7 +1054,6 @@ void runs_tile(uint tile) {
   // tile before as the count's walk starts, so that its load waits alongside the walk's. H200,
   // 2^28 u32 keys, same runs, by the workgroup's walk: rle 0.938 to 0.943 ms against 0.951 to
   // 0.953; reduce-by-key 1.397 to 1.398 against 1.378, so it reads it after the walk.
-  const uint value_walker = SUBGROUP_WALK != 0u && NUM_SUBGROUPS > 1u ? SUBGROUP_SIZE : 0u;
 #ifdef COUNT_RUNS
   rep_t value_of_tile_before = rep_identity();
   uint status_of_tile_before = SCAN_EMPTY;

@@ -223,7 +223,7 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
                   (uint64_t)(c->workgroup_size - dev->subgroup_size) * c->items < 0x10000;
   c->tile = (c->workgroup_size - (c->early_walk ? dev->subgroup_size : 0)) * c->items * c->subtiles;
   /* The others' walk (compact.comp's walk_for_count): by subgroup 0's ballots where the device's
-   * configuration says so (lavapipe: 7 to 22% less time for the five members at 2^22
+   * configuration says so (lavapipe: 7 to 21% less time for the five members at 2^22
    * keys; the figures are in compact.comp), else by the whole workgroup. */
   c->subgroup_walk = device_config->compact_subgroup_walk;
   /* Select's and partition's read-ahead, in whole tiles (at least one where any was asked). On
