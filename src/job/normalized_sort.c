@@ -27,10 +27,8 @@ uint64_t gs_normalized_sort_max_records(gs_context *ctx, gs_sort_algo algo) {
  * state block; staging for the columns; host: the columns and the order. */
 uint64_t gs_normalized_sort_bytes(gs_context *ctx, const gs_layout *layout, gs_sort_algo algo, uint64_t capacity) {
   const uint64_t n = capacity ? capacity : 1, columns = n * 8 * words_of(layout);
-  /* radix sorts: the control block and two halves of histograms, then two rows of 256 words per
-   * tile of at least 256 keys; bitonic: a key and an index per element, padded to a power of two */
-  const uint64_t state = algo == GS_SORT_BITONIC ? 8192 + 2 * n * 12
-                                                 : GS_RADIX_SORT_STATE_HEAD_BYTES + 2 * (n / 256 + 2) * 1024;
+  /* bitonic: a key and an index per element, padded to a power of two */
+  const uint64_t state = algo == GS_SORT_BITONIC ? 8192 + 2 * n * 12 : gs_radix_sort_state_bound(n);
   return columns + 2 * n * 8 + 2 * n * 4 + state + gs_stager_bytes(columns, gs_context_staging_slot(ctx));
 }
 

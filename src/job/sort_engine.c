@@ -109,14 +109,12 @@ static gs_radix_sort_config sorter_config(const gs_context *ctx, const gs_sort_r
                                 .algo = gs_sort_algo_for(&ctx->config, r->algo, n)};
 }
 
-/* Staging slots: at most 64 MiB, and a sixteenth of the budget (four slots in all). */
 /* Device memory of the sort itself: keys and values twice, and the state block. The state
  * block's look-back rows are estimated from a tile of 256 keys at the least (the largest
  * count of rows any preset's tile gives). */
 static uint64_t sort_bytes(const gs_sort_request *r, uint64_t n, const gs_radix_sort *sorter) {
   const unsigned kb = gs_key_info_of(r->layout.key)->bytes, vb = gpu_value_bytes(r);
-  const uint64_t state = sorter ? gs_radix_sort_state_bytes(sorter, n)
-                                : GS_RADIX_SORT_STATE_HEAD_BYTES + 2 * (n / 256 + 2) * 1024;
+  const uint64_t state = sorter ? gs_radix_sort_state_bytes(sorter, n) : gs_radix_sort_state_bound(n);
   return 2 * n * (kb + vb) + state;
 }
 

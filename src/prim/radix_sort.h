@@ -174,6 +174,12 @@ gs_radix_sort_tile gs_radix_sort_tile_for(const gs_radix_sort *s, uint64_t max_n
 /* Bytes of the state block for sorts of up to max_n keys (16-byte aligned). */
 VkDeviceSize gs_radix_sort_state_bytes(const gs_radix_sort *s, uint64_t max_n);
 
+/* An upper bound of gs_radix_sort_state_bytes before any sorter exists (memory plans): the head,
+ * then two rows of descriptors per tile of 256 keys, the smallest any preset's tile holds. */
+static inline uint64_t gs_radix_sort_state_bound(uint64_t max_n) {
+  return GS_RADIX_SORT_STATE_HEAD_BYTES + 2 * (max_n / 256 + 2) * 1024;
+}
+
 /* Where a state block for sorts of up to max_n keys keeps the control block, the two halves of
  * histograms and the two arrays of look-back descriptors (a Onesweep sort's; tests plant values
  * there and read them back). */
