@@ -253,8 +253,10 @@ void write_index(uint at, uint g) {
 // rle's and reduce-by-key's `matrix` (4880 checks), `misaligned` and `small` with every wait
 // recounted (1440 each; 0.7.34). lavapipe's preset walks by subgroup 0 after loading as well
 // (SUBGROUP_WALK, walk_for_count), the tile's inclusive count posted by the invocation that
-// posted its own count; that form has not run on NVIDIA, where the trial of 0.7.19 (below) read
-// wrong prefixes.
+// posted its own count. On an H100 (0.7.51, driver 580, `test_compact small`) that form passed in
+// select's, partition's and unique's tiles, but rle's and reduce-by-key's (runs_tile) read wrong
+// counts, as in the trial of 0.7.19 (below): 33 of 108 and 78 of 204 checks failed, the same
+// with their value walk moved after the count's and with every lane polling unconditionally.
 
 // The number kept in all tiles before `tile` (whose count post_tile_count has posted); posts the
 // tile's inclusive count on the way.
@@ -420,8 +422,10 @@ uint count_before_by_subgroup(uint tile) {
 // 64.6 and 64.0 ms against 69.7 and 69.6 by the workgroup, partition 68.3 and 70.7 against 74.0
 // and 75.2, unique 17.8 and 17.8 against 22.2 and 23.0, rle 15.4 and 18.8 against 21.8 and 20.7,
 // reduce-by-key 40.2 and 37.3 against 45.8 and 42.0 (rle's and reduce-by-key's value walks
-// beside the count's: runs_tile). NVIDIA keeps the workgroup's walk until the ballots' walk
-// has been tested there in these tiles (see the walks' note above).
+// beside the count's: runs_tile). NVIDIA keeps the workgroup's walk: there select and partition
+// were no faster by subgroup 0 (H100, 2^24 u32 keys, same run: 0.058 and 0.073 ms against 0.057
+// and 0.072), and rle's and reduce-by-key's tiles read wrong counts by it (see the walks' note
+// above), so they never take it there (src/prim/device_config.c).
 void walk_for_count(uint tile, uint tile_count) {
   if (SUBGROUP_WALK != 0u) {
     if (gl_SubgroupID == 0u) {

@@ -653,12 +653,15 @@ static void run_type(tester *t, gs_key_type type) {
            named ? "named by the configuration, but its tiles do not walk" : "walks, unnamed by the configuration");
   }
   /* every member's compaction walks for its count as the device's configuration says
-   * (GPUSORT_COMPACT_SUBGROUP_WALK; lavapipe's preset: by subgroup 0) */
+   * (GPUSORT_COMPACT_SUBGROUP_WALK; lavapipe's preset: by subgroup 0), rle and reduce-by-key
+   * by the workgroup where that walk is known wrong for them (NVIDIA) */
   for (size_t k = 0; k < 5; k++) {
     const gs_compact *c = NULL;
     if (!(t->only & shape_only[k]) || gs_context_compact(&t->ctx, &shapes[k], &c)) continue;
-    report(t, (c->subgroup_walk != 0) == t->ctx.config.compact_subgroup_walk, "subgroup walk",
-           only_names[__builtin_ctz(shape_only[k])], 0, "its tiles walk other than the configuration says");
+    const bool runs = shapes[k].mode == GS_COMPACT_REDUCE_BY_KEY;
+    const bool expected = t->ctx.config.compact_subgroup_walk && (!runs || t->ctx.config.compact_runs_subgroup_walk);
+    report(t, (c->subgroup_walk != 0) == expected, "subgroup walk", only_names[__builtin_ctz(shape_only[k])], 0,
+           "its tiles walk other than the configuration says");
   }
   const uint64_t sg = t->dev->subgroup_size, tile = tiles[0];
   uint64_t sizes[28] = {0, 1};
@@ -736,6 +739,43 @@ static void run_type(tester *t, gs_key_type type) {
                    true);
 }
 
+/* Where the subgroup walk is known wrong for rle and reduce-by-key (NVIDIA: src/prim/device_config.c),
+ * their compactors walk by the workgroup even when the walk is asked for, and the others still take
+ * it: NVIDIA's configuration chosen for a device that names itself so, and compactors built here
+ * under such a configuration. */
+static void check_runs_walk_bound(tester *t) {
+  gs_device_info nvidia = t->dev->info;
+  nvidia.vendor_id = 0x10DE;
+  nvidia.driver_id = VK_DRIVER_ID_NVIDIA_PROPRIETARY;
+  gs_device_config config;
+  gs_device_config_choose(&nvidia, &config);
+  report(t, !config.compact_runs_subgroup_walk, "subgroup walk", "nvidia", 0,
+         "rle and reduce-by-key may take the subgroup walk on NVIDIA");
+  config = t->ctx.config;
+  config.compact_subgroup_walk = true;
+  config.compact_runs_subgroup_walk = false;
+  const gs_compact_config members[] = {
+      {.mode = GS_COMPACT_SELECT, .key = GS_KEY_U32},
+      {.mode = GS_COMPACT_UNIQUE, .key = GS_KEY_U32},
+      {.mode = GS_COMPACT_REDUCE_BY_KEY, .key = GS_KEY_U32, .value = GS_KEY_U32, .acc = GS_KEY_U32, .op = GS_SCAN_SUM,
+       .count_runs = true},
+      {.mode = GS_COMPACT_REDUCE_BY_KEY, .key = GS_KEY_U32, .value = GS_KEY_U32, .acc = GS_KEY_U32, .op = GS_SCAN_SUM}};
+  const char *names[] = {"select", "unique", "rle", "reduce-by-key"};
+  for (size_t i = 0; i < 4; i++) {
+    gs_compact c;
+    if (gs_compact_create(t->dev, &t->ctx.memops, &config, &members[i], &c)) {
+      report(t, false, "subgroup walk bound", names[i], 0, gs_last_error());
+      gs_compact_destroy(&c);
+      continue;
+    }
+    const bool expected = members[i].mode != GS_COMPACT_REDUCE_BY_KEY;
+    report(t, (c.subgroup_walk != 0) == expected, "subgroup walk bound", names[i], 0,
+           expected ? "walks by the workgroup, though asked to walk by subgroup 0"
+                    : "walks by subgroup 0 where that walk is known wrong");
+    gs_compact_destroy(&c);
+  }
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "matrix";
   tester t = {.only = ONLY_ALL};
@@ -778,6 +818,7 @@ int main(int argc, char **argv) {
   for (unsigned c = 0; c < 5; c++)
     if (t.only & (1u << c)) printf(" %s", only_names[c]);
   printf("\n");
+  if (!t.small && !t.kept) check_runs_walk_bound(&t);
   for (size_t i = 0; i < 6; i++)
     if (!one_type || all_types[i] == only) run_type(&t, all_types[i]);
   if (t.kept && (t.only & ONLY_UNIQUE))

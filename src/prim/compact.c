@@ -224,8 +224,10 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   c->tile = (c->workgroup_size - (c->early_walk ? dev->subgroup_size : 0)) * c->items * c->subtiles;
   /* The others' walk (compact.comp's walk_for_count): by subgroup 0's ballots where the device's
    * configuration says so (lavapipe: 7 to 21% less time for the five members at 2^22
-   * keys; the figures are in compact.comp), else by the whole workgroup. */
-  c->subgroup_walk = device_config->compact_subgroup_walk;
+   * keys; the figures are in compact.comp), rle's and reduce-by-key's only where that walk is not
+   * known wrong for them (NVIDIA: device_config.c); else by the whole workgroup. */
+  c->subgroup_walk =
+      device_config->compact_subgroup_walk && (!reduces(config) || device_config->compact_runs_subgroup_walk);
   /* Select's and partition's read-ahead, in whole tiles (at least one where any was asked). On
    * an H200 (2^24 / 2^26 / 2^28 u32 keys, `bench --compact`, two rounds, same run), NVIDIA's
    * 8192 KiB (256 of their tiles of 32 KiB): select 0.056 to 0.057 / 0.182 to 0.184 / 0.677 to

@@ -248,6 +248,17 @@ enum { ANY = 0 };
  * at 2^24 0.457 and 0.455 against 0.479 and 0.481, the histogram 0.050 against 0.072; at 2^28
  * 6.299 and 6.293 against 6.306 and 6.305; u64 keys 1.224 and 1.225 against 1.228 and 1.231
  * at 2^24, 17.61 against 17.64 at 2^28; in 512, 2^28 u32 keys took 6.313, in 2048, 2^24 0.466).
+ * Fewer again were no faster on an H100 (0.7.51, `bench -v --reps 9`, two rounds, same run, sort
+ * ms at 2^24 / 2^26 / 2^28): u64 keys in 264 workgroups 1.198 and 1.199 / 4.355 and 4.357 /
+ * 16.612 and 16.620, in 528 1.199 and 1.203 / 4.356 and 4.358 / 16.614 and 16.615, in 1056 1.202
+ * and 1.204 / 4.361 and 4.364 / 16.604 and 16.617 (the histogram stage 0.076, 0.077 and 0.081 ms
+ * at 2^24); u32 keys and u32/u32 pairs within 0.5% of each other at every size. In 132 (another
+ * run), u32 keys at 2^26 took 1.504 ms against 1.483 in 1056.
+ * NVIDIA's rle and reduce-by-key never take the look-back family's subgroup walk
+ * (runs_subgroup_walk_wrong; compact.comp's walk_for_count), not even where
+ * GPUSORT_COMPACT_SUBGROUP_WALK asks for it: on an H100 (0.7.51, driver 580, `test_compact small`
+ * with it) their tiles read wrong counts, 33 of 108 checks failing for rle without its early walk
+ * and 78 of 204 for reduce-by-key, where select's, partition's and unique's passed (196 and 180).
  * lavapipe runs subgroups of 8 only and keeps its keys in registers. lavapipe (Mesa 22.3, two
  * cores; `gpusort bench --sizes 2^22 --algo reduce-then-scan`, sort time over the copy's):
  * 128 x 16 took 78 copies, 64 x 16 82, 128 x 20 81, 128 x 12 90, 64 x 24 87, 128 x 9 107;
@@ -280,6 +291,7 @@ typedef struct {
   uint32_t compact_read_ahead_kib; /* select's and partition's read-ahead (0: none) */
   uint32_t compact_early_walk;     /* GPUSORT_EARLY_WALK_*: a subgroup walks while the others load */
   bool compact_subgroup_walk;      /* the others' count walk by subgroup 0 (compact.comp's walk_for_count) */
+  bool runs_subgroup_walk_wrong;   /* rle and reduce-by-key read wrong counts by that walk: never taken */
   bool scan_early_walk;            /* the look-back scan: a subgroup walks while the others load */
   uint32_t scan_read_ahead_kib;    /* ... and reads the input this far ahead as it walks (0: none) */
 } preset;
@@ -333,7 +345,7 @@ static const preset presets[] = {
      .scan_workgroup = 512, .scan_rows = 11, .spin = 256, .submit_keys = 0, .forward_progress = true, .onesweep = true,
      .bitonic_max_keys = 1u << 12, .compact_workgroup = 1024, .compact_subtiles = 2, .histogram_groups = 1056,
      .compact_read_ahead_kib = 8192, .compact_early_walk = GPUSORT_EARLY_WALK_UNIQUE | GPUSORT_EARLY_WALK_RLE,
-     .scan_early_walk = true,
+     .runs_subgroup_walk_wrong = true, .scan_early_walk = true,
      .scan_read_ahead_kib = 8192, .small = {{256, 4}, {256, 8}, {512, 8}}, .small_min_tiles = 128, .scan_small_rows = 4,
      .scan_small_min_tiles = 256},
     {.name = "amd", .vendor_id = 0x1002, .driver_id = ANY, .subgroup_size = 32, .sort = TILES_OF(512, 9, 5),
@@ -437,6 +449,8 @@ void gs_device_config_choose(const gs_device_info *info, gs_device_config *c) {
   c->compact_early_walk = k->compact_early_walk != GS_KNOB_UNSET ? k->compact_early_walk : p->compact_early_walk;
   c->compact_subgroup_walk =
       k->compact_subgroup_walk != GS_KNOB_UNSET ? k->compact_subgroup_walk != 0 : p->compact_subgroup_walk;
+  /* (a correctness bound, not a tuning: no knob lifts it) */
+  c->compact_runs_subgroup_walk = !p->runs_subgroup_walk_wrong;
   c->scan_early_walk = k->scan_early_walk != GS_KNOB_UNSET ? k->scan_early_walk != 0 : p->scan_early_walk;
   /* (the walker reads ahead: without the walk, none) */
   c->scan_read_ahead_kib = !c->scan_early_walk                         ? 0

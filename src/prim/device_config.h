@@ -74,6 +74,9 @@ typedef struct {
                                      * subgroup 0 walks for the count while the others wait (and
                                      * rle's and reduce-by-key's value walk runs beside it), instead
                                      * of the whole workgroup (compact.comp's walk_for_count) */
+  bool compact_runs_subgroup_walk;  /* whether rle's and reduce-by-key's tiles take that walk where
+                                     * it is asked for (false: they walk by the workgroup whatever
+                                     * compact_subgroup_walk says; src/prim/device_config.c) */
   bool scan_early_walk;             /* the look-back scan: subgroup 0 of a tile walks the look-back
                                      * while the others load the tile's elements (scan.c) */
   uint32_t scan_read_ahead_kib;     /* the look-back scan's early walk: how far past its own tile
