@@ -624,19 +624,26 @@ static uint64_t tile_of(tester *t, gs_compact_config config) {
   return gs_context_compact(&t->ctx, &config, &c) ? 1024 : c->tile;
 }
 
+/* Each member's compaction of `type` keys whose tiles the checks shape: unique's, select's,
+ * partition's, rle's and reduce-by-key's (of u32 sums), in shape_only's order. */
+static const unsigned shape_only[] = {ONLY_UNIQUE, ONLY_SELECT, ONLY_PARTITION, ONLY_RLE, ONLY_REDUCE};
+static void member_shapes(gs_key_type type, gs_compact_config shapes[5]) {
+  const gs_compact_config sum = {.mode = GS_COMPACT_REDUCE_BY_KEY, .key = type, .value = GS_KEY_U32,
+                                 .acc = GS_KEY_U32, .op = GS_SCAN_SUM};
+  shapes[0] = (gs_compact_config){.mode = GS_COMPACT_UNIQUE, .key = type};
+  shapes[1] = (gs_compact_config){.mode = GS_COMPACT_SELECT, .key = type};
+  shapes[2] = (gs_compact_config){.mode = GS_COMPACT_PARTITION, .key = type};
+  shapes[3] = sum;
+  shapes[3].count_runs = true;
+  shapes[4] = sum;
+}
+
 static void run_type(tester *t, gs_key_type type) {
   const gs_key_info *info = gs_key_info_of(type);
-  /* each tile's edges: unique's, then select's, partition's, rle's and reduce-by-key's (of u32
-   * sums) where they differ, of the commands checked; the first of those tiles also shapes the
-   * inputs' runs */
-  const gs_compact_config shapes[] = {
-      {.mode = GS_COMPACT_UNIQUE, .key = type},
-      {.mode = GS_COMPACT_SELECT, .key = type},
-      {.mode = GS_COMPACT_PARTITION, .key = type},
-      {.mode = GS_COMPACT_REDUCE_BY_KEY, .key = type, .value = GS_KEY_U32, .acc = GS_KEY_U32, .op = GS_SCAN_SUM,
-       .count_runs = true},
-      {.mode = GS_COMPACT_REDUCE_BY_KEY, .key = type, .value = GS_KEY_U32, .acc = GS_KEY_U32, .op = GS_SCAN_SUM}};
-  const unsigned shape_only[] = {ONLY_UNIQUE, ONLY_SELECT, ONLY_PARTITION, ONLY_RLE, ONLY_REDUCE};
+  /* each tile's edges: those of the members checked, where they differ; the first of those
+   * tiles (unique's where checked) also shapes the inputs' runs */
+  gs_compact_config shapes[5];
+  member_shapes(type, shapes);
   uint64_t tiles[5];
   size_t ntiles = 0;
   for (size_t k = 0; k < 5; k++)
@@ -754,22 +761,20 @@ static void check_runs_walk_bound(tester *t) {
   config = t->ctx.config;
   config.compact_subgroup_walk = true;
   config.compact_runs_subgroup_walk = false;
-  const gs_compact_config members[] = {
-      {.mode = GS_COMPACT_SELECT, .key = GS_KEY_U32},
-      {.mode = GS_COMPACT_UNIQUE, .key = GS_KEY_U32},
-      {.mode = GS_COMPACT_REDUCE_BY_KEY, .key = GS_KEY_U32, .value = GS_KEY_U32, .acc = GS_KEY_U32, .op = GS_SCAN_SUM,
-       .count_runs = true},
-      {.mode = GS_COMPACT_REDUCE_BY_KEY, .key = GS_KEY_U32, .value = GS_KEY_U32, .acc = GS_KEY_U32, .op = GS_SCAN_SUM}};
-  const char *names[] = {"select", "unique", "rle", "reduce-by-key"};
-  for (size_t i = 0; i < 4; i++) {
+  gs_compact_config members[5];
+  member_shapes(GS_KEY_U32, members);
+  const size_t checked[] = {0, 1, 3, 4}; /* unique, select, rle, reduce-by-key */
+  for (size_t j = 0; j < 4; j++) {
+    const size_t i = checked[j];
+    const char *name = only_names[__builtin_ctz(shape_only[i])];
     gs_compact c;
     if (gs_compact_create(t->dev, &t->ctx.memops, &config, &members[i], &c)) {
-      report(t, false, "subgroup walk bound", names[i], 0, gs_last_error());
+      report(t, false, "subgroup walk bound", name, 0, gs_last_error());
       gs_compact_destroy(&c);
       continue;
     }
     const bool expected = members[i].mode != GS_COMPACT_REDUCE_BY_KEY;
-    report(t, (c.subgroup_walk != 0) == expected, "subgroup walk bound", names[i], 0,
+    report(t, (c.subgroup_walk != 0) == expected, "subgroup walk bound", name, 0,
            expected ? "walks by the workgroup, though asked to walk by subgroup 0"
                     : "walks by subgroup 0 where that walk is known wrong");
     gs_compact_destroy(&c);
