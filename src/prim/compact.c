@@ -240,7 +240,8 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
    * 4096, 0.195 / 0.738 and 0.740 at 6144, 0.195 and 0.196 / 0.732 and 0.734 at 12288, 0.218 and
    * 0.219 / 0.837 and 0.841 at 16384 (CUB 0.188 and 0.189 / 0.699 and 0.700); partition was 1.5 to
    * 2% faster at 6144 (0.928 and 0.932 ms at 2^28 against 0.944 and 0.946; CUB 0.970 and 0.976),
-   * slower at 12288 and 16384; three sub-tiles gained neither (0.729 and 0.730, 0.947 and 0.948).
+   * slower at 12288 and 16384; three sub-tiles gained neither (0.729 and 0.730, 0.947 and 0.948;
+   * 0.7.52, one round: three 0.726 and 0.942, four 0.727 and 0.941, two 0.729 and 0.951).
    * Not for the other modes: unique, whose tiles load all their rows
    * at once, took 0.739 ms at 132 of its tiles ahead against 0.647, reduce-by-key 1.38 against
    * 1.18, rle 0.925 against 0.936; again at 1, 2, 4, 8 and 16 MiB ahead (H200, 0.7.32, 2^28,

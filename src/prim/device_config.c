@@ -259,7 +259,9 @@ enum { ANY = 0 };
  * GPUSORT_COMPACT_SUBGROUP_WALK asks for it: on an H100 (0.7.51, driver 580, `test_compact small`
  * with it) their tiles read wrong counts: 267 of 1648 checks failed (reduce-by-key's: rle walks
  * early there), and rle's 33 of 108 without its early walk, where select's, partition's and
- * unique's passed (196 and 180).
+ * unique's passed (196 and 180). Nor was it runs_tile's shuffles' place before the walk (a
+ * trial with them after it, 0.7.52: 12 of 384 failed). `test_compact matrix u32 only:select`
+ * checks this bound on the device it runs on (passed on the H100, 0.7.52: 56 checks).
  * lavapipe runs subgroups of 8 only and keeps its keys in registers. lavapipe (Mesa 22.3, two
  * cores; `gpusort bench --sizes 2^22 --algo reduce-then-scan`, sort time over the copy's):
  * 128 x 16 took 78 copies, 64 x 16 82, 128 x 20 81, 128 x 12 90, 64 x 24 87, 128 x 9 107;

@@ -10,7 +10,8 @@ enum {
   /* The histogram's tiles: 256 invocations x 16 keys, taken in turn by at most the device
    * configuration's histogram_groups workgroups (H100, 2^28, same run, at most 4096: u32 keys
    * 6.94 ms; 128 x 16 in 1584 workgroups, as many as the device holds at once, 6.93; 256 x 8
-   * 6.94; 128 x 32 in 2112 6.93; u64 keys 22.08 to 22.11) */
+   * 6.94; 128 x 32 in 2112 6.93; u64 keys 22.08 to 22.11); 8 or 12 rows left the u64 keys'
+   * 40 registers and every sort's time as they were (radix_histogram.comp) */
   HISTOGRAM_WORKGROUP = 256,
   HISTOGRAM_TILE_ROWS = 16,
   STATE_CONTROL_BYTES = 256,          /* gs_sort_control, padded */
