@@ -259,8 +259,8 @@ void write_index(uint at, uint g) {
 // walks early there), rle's 33 of 108 without its early walk; and in trial builds, with the value
 // walk moved after the count's or every lane polling unconditionally, reduce-by-key's 78 of 204;
 // with runs_tile's shuffles (next_lane_flags, lane0_flags) taken after the walk's barrier, 12 of
-// the 384 of rle and reduce-by-key without the early walk (0.7.52; reduce-by-key's), and
-// reduce-by-key's walk was the slower anyway (2^28: 0.950 ms against 0.923 to 0.937 by the
+// the 384 of rle and reduce-by-key without the early walk (0.7.52; those shown reduce-by-key's),
+// and reduce-by-key's walk was the slower anyway (2^28: 0.950 ms against 0.923 to 0.937 by the
 // workgroup, same run).
 
 // The number kept in all tiles before `tile` (whose count post_tile_count has posted); posts the
