@@ -3,33 +3,20 @@
 // The look-back family in one pass (the contract: gs_compact_push in kernel_interface.h):
 // select, partition, unique and, compiled with REDUCE_BY_KEY, reduce-by-key.
 //
-// A sub-tile is WORKGROUP_SIZE x ITEMS keys (a subgroup fewer with EARLY_WALK, below), and a
-// tile one sub-tile (unique, reduce-by-key) or SUBTILES of them (select, partition); in a
-// sub-tile each subgroup holds a segment of SUBGROUP_SIZE x ITEMS consecutive keys in ROWS rows,
-// and in each row lane l holds the VEC consecutive keys that one 16-byte load brings (as the
-// scan's tiles do; rle's, up to four loads). So every load of a row is one contiguous stretch,
-// and kept keys of a row land side by side in the output, where an invocation holding ITEMS
-// consecutive keys wrote 32 scattered places at once. Per tile:
-//   1. flag each key (predicate, or "first of a run of equal keys"), rank the flags of each
-//      row across the subgroup, and the subgroups' counts in the tile; post the tile's count
-//      as soon as it is known (successors wait for it);
-//   2. look back for the count kept before the tile (lib/lookback.glsl: 30-bit count
-//      descriptors, a bounded wait, then the tile counts the stalled one itself);
-//   3. reduce-by-key only: the value of the run still open at the tile's start comes from a
-//      second look-back over the scan's descriptors (lib/scan_lookback.glsl), where a tile's
-//      value is the combination since its last run head, and a tile holding a head posts it as
-//      inclusive at once (a segmented scan); compiled with COUNT_RUNS as well (run-length
-//      encoding), a run's length inside the tile comes from its head's position, with no
-//      segmented scan of the values;
-//   4. write every kept key (and index, and value) to its place: select and partition from a
-//      copy of the tile's records (keys, or positions in the tile) in output order that waits
-//      in shared memory during step 2 (contiguous stores; each sub-tile goes through step 1 in
-//      turn before the one look-back); unique, rle and reduce-by-key with the flags kept in
-//      registers (reduce-by-key's values too), reading kept keys again from the input, now in
-//      cache.
-// With an early walk (EARLY_WALK: NVIDIA's preset for unique and rle), these three take step 2
-// (rle and reduce-by-key step 3 as well) in a subgroup that holds no keys, from the tile's
-// start, while the others go through step 1 (unique_tile_early_walk, runs_tile_early_walk).
+// A tile is one sub-tile of WORKGROUP_SIZE x ITEMS keys (unique, reduce-by-key) or SUBTILES of
+// them (select, partition), a subgroup fewer with EARLY_WALK. Each subgroup holds a segment in
+// ROWS rows, lane l holding VEC consecutive keys of each row, so every row loads one contiguous
+// stretch and the kept keys of a row land side by side in the output. Per tile:
+//   1. flag each key (predicate, or "first of a run of equal keys"), rank the flags, and post
+//      the tile's count as soon as it is known;
+//   2. look back for the count kept before the tile (lib/lookback.glsl);
+//   3. reduce-by-key only: look back over the scan's descriptors for the value of the run open
+//      at the tile's start (lib/scan_lookback.glsl; with COUNT_RUNS, rle, from head positions);
+//   4. write every kept key (and index, and value) to its place: select and partition from
+//      records staged in shared memory, the others reading kept keys again from the input.
+// With EARLY_WALK (NVIDIA's preset for unique and rle) a subgroup holding no keys takes steps 2
+// and 3 from the tile's start while the others go through step 1 (unique_tile_early_walk,
+// runs_tile_early_walk) (doc/tuning.md, "Look-back family: the pass in outline").
 #if KEY_BITS == 64 || (defined(REDUCE_BY_KEY) && (IN_BITS == 64 || ACC_REP == 2 || ACC_REP == 4 || !defined(SPLIT_DESCRIPTORS)))
 #define NEEDS_INT64
 #endif
@@ -40,8 +27,8 @@
 #endif
 // The value descriptors: packed (status and a 32-bit value in one 64-bit atomic word), or split
 // (SPLIT_DESCRIPTORS: any width, no 64-bit atomics, but a release store and an acquire load
-// each). H100, 2^28 u32 keys, same run: packed, reduce-by-key took 1.518 ms against 1.635, rle
-// 1.093 against 1.151.
+// each). Packed is the faster (H100, 2^28: reduce-by-key 1.518 ms against 1.635)
+// (doc/tuning.md, "Look-back family: packed or split value descriptors").
 #ifndef SPLIT_DESCRIPTORS
 #extension GL_EXT_shader_atomic_int64 : require
 #endif
@@ -68,16 +55,9 @@ const uint TILE = STAGED_STORES ? SUBTILE * SUBTILES : SUBTILE;
 const uint LOAD_VEC = 128u / KEY_BITS;       // keys of one 16-byte load
 // Keys a lane holds side by side in a row (VEC): one load's, or in rle and reduce-by-key up to
 // four loads' (a lane's keys then lie in one row, in a block: one shuffle, ballot and scan
-// across the lanes where four rows took four of each). H200, 2^24 / 2^26 / 2^28 u32 keys, same
-// run, two rounds: rle 0.062 / 0.207 and 0.206 / 0.775 and 0.777 ms against 0.065 / 0.217 and
-// 0.216 / 0.814 and 0.818 in four rows (CUB 0.061 / 0.201 / 0.762), 40 registers either way.
-// Reduce-by-key in blocks holds its values in registers through the look-back (write_runs).
-// H100, 2^28 u32 keys and sums, same run, two rounds, without the early walk: 0.924 and 0.922
-// ms at 40 registers against 1.062 and 1.061 at 56 in rows with the values read again after
-// the look-back (CUB 0.932); with the walk, 1.006 and 1.008 against 1.020 and 1.020 in blocks
-// read again, 1.013 and 1.020 in rows read again, 1.119 and 1.125 in rows held (55 registers).
-// The other modes were slower in blocks: select 0.708 against 0.676, partition 0.857 against
-// 0.846, unique 0.519 against 0.513.
+// across the lanes where four rows took four of each), faster for both; reduce-by-key in blocks
+// holds its values in registers through the look-back (write_runs). The other modes are slower
+// in blocks (doc/tuning.md, "Look-back family: a lane's keys in blocks of loads").
 #ifdef REDUCE_BY_KEY
 const uint LOADS = ITEMS / LOAD_VEC;
 const uint CHUNK_LOADS = LOADS % 4u == 0u ? 4u : LOADS % 2u == 0u ? 2u : 1u;
@@ -247,21 +227,11 @@ void write_index(uint at, uint g) {
 // this kernel's subgroup-wide walks (ballots over 32 predecessors) read wrong prefixes in a few
 // tile shapes, the same ones every run, which single-invocation walks never did. The count's
 // walk there is the workgroup's, through shared memory; the value's (reduce-by-key) runs in one
-// invocation, reading one descriptor at a time. The early walk (count_before_by_subgroup) is
-// one subgroup's ballots, in that subgroup's own control flow while the others load; unique's
-// passed `test_compact matrix` (4392 checks) and `misaligned` on the H200 (0.7.33), and with
-// rle's and reduce-by-key's `matrix` (4880 checks), `misaligned` and `small` with every wait
-// recounted (1440 each; 0.7.34). lavapipe's preset walks by subgroup 0 after loading as well
-// (SUBGROUP_WALK, walk_for_count), the tile's inclusive count posted by the invocation that
-// posted its own count. On an H100 (0.7.51, driver 580, `test_compact small`) that form passed in
-// select's, partition's and unique's tiles, but rle's and reduce-by-key's (runs_tile) read wrong
-// counts, as in the trial of 0.7.19 (below): 267 of 1648 checks failed (reduce-by-key's; rle
-// walks early there), rle's 33 of 108 without its early walk; and in trial builds, with the value
-// walk moved after the count's or every lane polling unconditionally, reduce-by-key's 78 of 204;
-// with runs_tile's shuffles (next_lane_flags, lane0_flags) taken after the walk's barrier, 12 of
-// the 384 of rle and reduce-by-key without the early walk (0.7.52; those shown reduce-by-key's),
-// and reduce-by-key's walk was the slower anyway (2^28: 0.950 ms against 0.923 to 0.937 by the
-// workgroup, same run).
+// invocation, reading one descriptor at a time. The early walk (count_before_by_subgroup), one
+// subgroup's ballots in that subgroup's own control flow while the others load, passes there.
+// lavapipe's preset walks by subgroup 0 after loading as well (SUBGROUP_WALK, walk_for_count);
+// on NVIDIA that walk read wrong counts in rle's and reduce-by-key's tiles (runs_tile): never
+// taken there (device_config.c) (doc/tuning.md, "Look-back family: subgroup walks on NVIDIA").
 
 // The number kept in all tiles before `tile` (whose count post_tile_count has posted); posts the
 // tile's inclusive count on the way.
@@ -272,45 +242,11 @@ void write_index(uint at, uint g) {
 // iterations in all). Decisions travel through shared memory under barriers, so no subgroup
 // operation's convergence is relied on (see above). A predecessor that stays empty for
 // LOOKBACK_SPIN_LIMIT steps is counted by the whole workgroup.
-// (H100, 2^28 u32 keys, same run: 64 wide, unique took 0.947 ms against 0.921 at 32; the whole
-// workgroup's 256, 1.066, and select 1.103 against 1.069.)
-// The walk is where the family loses most to CUB, and the time is spent waiting for the
-// predecessors' counts. H100, 2^28 u32 keys, same run: with the walk replaced by a made-up
-// prefix (wrong output), select took 0.85 ms against 1.06, partition 0.97 against 1.33, unique
-// 0.57 against 0.88, rle 0.98 against 1.09. None of these shortened it: the walk by one
-// subgroup's ballots, without barriers (no faster, and wrong results in 132 of the 3416 checks
-// of `test_compact matrix`); windows of 64, 128 or 256 (each wider one slower); polling only
-// the awaited descriptor while it is empty (the same times); taking the next tile's ticket
-// before the walk so that its loads overlap it (unique 7.8 ms: the next tile's count then waits
-// for this tile's walk, and so does every later tile). Nor these (2^28, each beside this walk
-// in the same run): a busy-wait of up to about 1000 multiply-adds before the walk, or after
-// each step that met an empty descriptor (the same times to 1%: a tile's wait is not its own
-// latency, and other workgroups fill the time); a walk of 64 to 512 predecessors a step, each
-// subgroup summing its polls by ballots and subgroup 0 joining them (at 2^26, 512 a step:
-// select 0.29 ms against 0.28, partition 0.36 against 0.35, unique 0.25 against 0.22;
-// reduce-by-key wrong on the H100, 249 of the 3416 checks, where lavapipe passed); unique with two tiles in flight, the next one loaded, flagged
-// and its count posted before this one walks (0.98 ms against 0.85; correct on the H100). The
-// walk done but its prefix replaced by a made-up one took as long as the walk itself, except
-// that tiles' outputs starting on 128-byte boundaries made select 2% and partition 5% faster
-// (1.05 ms against 1.07, 1.27 against 1.34; so did the real prefix rounded down to 32), which
-// store_staged now does with the real prefix. Nor group sums (H200, 2^28, same runs), a word
-// per 32 tiles to which each tile added its count, so that a step read the walk's own group's
-// tiles and 32 whole groups below it: select 0.874 ms against 0.855, partition 1.37 against
-// 1.10, unique 0.73 against 0.71. Traced with a clock, unique's walks shortened only from 4.1
-// to 3.8 us: they wait for straggling predecessors' counts (1.2 to 1.6 us, the median), then
-// take about 0.65 us a step. Subgroup 0's ballots were tried again in 0.7.19 (H200, same runs),
-// a stalled predecessor counted by the workgroup: select and unique 1 to 2% faster at 2^26
-// (0.213 ms against 0.217, 0.178 to 0.181 against 0.182), but reduce-by-key and rle wrong in
-// 204 of the 3416 checks, as they were with the SubgroupUniformControlFlowKHR execution mode
-// (NVIDIA's binary unchanged by it), and reduce-by-key at 62 registers against 40. What
-// shortened select and partition by a fifth (0.7.30) was the memory the walk leaves idle:
-// their tiles read a later tile's keys into cache meanwhile (read_ahead, below). Unique with
-// its walk begun at once, by a subgroup holding no keys (a ballot walk of its own), while the
-// other subgroups loaded and flagged theirs and the last of them posted the tile's count,
-// took 2% off its time at 2^28 in 1024 x 8 rows, and in 512 x 8 a fifth (0.516 ms against
-// 0.641 in one run; unique_tile_early_walk, NVIDIA's preset since 0.7.33; src/prim/compact.c);
-// the same took rle from 0.949 to 0.819 ms and reduce-by-key from 1.193 to 1.135 (one run,
-// runs_tile_early_walk, since 0.7.34).
+// A window of 32 is the fastest (doc/tuning.md, "Look-back family: the count walk's window").
+// The walk is where the family loses most to CUB, its time spent waiting for the predecessors'
+// counts, and no form of the walk itself has shortened that. The memory it leaves idle serves
+// select's and partition's read_ahead instead, and the early walks wait alongside the tile's
+// own loads (doc/tuning.md, "Look-back family: what the count's walk waits for").
 const uint WALK_WIDTH = WORKGROUP_SIZE < 32u ? WORKGROUP_SIZE : 32u;
 shared uint s_walk_next, s_walk_prefix, s_walk_spins, s_walk_count, s_walk_empty, s_walk_inclusive;
 
@@ -423,14 +359,10 @@ uint count_before_by_subgroup(uint tile) {
 // the tile's own. With SUBGROUP_WALK subgroup 0 walks by ballots (count_before_by_subgroup)
 // while the others go on to the barrier, and post_inclusive_count posts the tile's inclusive
 // count after it; else the whole workgroup walks (count_before) and posts it on the way.
-// lavapipe (two cores, `bench --compact --reps 7`, 2^22 u32 keys, two rounds, same run): select
-// 64.6 and 64.0 ms against 69.7 and 69.6 by the workgroup, partition 68.3 and 70.7 against 74.0
-// and 75.2, unique 17.8 and 17.8 against 22.2 and 23.0, rle 15.4 and 18.8 against 21.8 and 20.7,
-// reduce-by-key 40.2 and 37.3 against 45.8 and 42.0 (rle's and reduce-by-key's value walks
-// beside the count's: runs_tile). NVIDIA keeps the workgroup's walk: there select and partition
-// were no faster by subgroup 0 (H100, 2^24 u32 keys, same run: 0.058 and 0.073 ms against 0.057
-// and 0.072), and rle's and reduce-by-key's tiles read wrong counts by it (see the walks' note
-// above), so they never take it there (src/prim/device_config.c).
+// lavapipe takes subgroup 0's walk, the faster there in all five modes. NVIDIA keeps the
+// workgroup's: select and partition were no faster by subgroup 0, and rle's and reduce-by-key's
+// tiles read wrong counts by it (see the walks' note above), so they never take it there
+// (src/prim/device_config.c) (doc/tuning.md, "Look-back family: subgroup 0's walk after loading").
 void walk_for_count(uint tile, uint tile_count) {
   if (SUBGROUP_WALK != 0u) {
     if (gl_SubgroupID == 0u) {
@@ -496,9 +428,8 @@ void load_value_vector(uint first, out rep_t part[VALUE_VEC]) {
     [[unroll]] for (uint k = 0u; k < VALUE_VEC; k++) part[k] = value_at(first + k);
   }
 }
-// (a vector at a time, each tested against n on its own: the form measured with the values
-// held in blocks, H100, 2^28, 0.924 and 0.922 ms beside 0.7.42's 1.013 and 1.020 in one run;
-// one test for the whole row took 0.935 beside 0.7.42's 1.015 in another)
+// (a vector at a time, each tested against n on its own: faster than one test for the whole row
+// (doc/tuning.md, "Look-back family: bounds tests"))
 void load_value_row(uint first, out rep_t row[VEC]) {
   [[unroll]] for (uint v = 0u; v < VEC / VALUE_VEC; v++) {
     rep_t part[VALUE_VEC];
@@ -560,17 +491,12 @@ key_t shuffle_key(key_t k, uint lane) {
 // partial pieces. The tile's records instead wait in shared memory in output order (kept ones
 // at their rank in the tile; for partition the rejected ones from the end, the last of them
 // first), and after the look-back the workgroup writes them out in contiguous stretches.
-// H100, 2^28 u32 keys, same run: select 1.42 ms against 1.49, partition 1.98 against 2.24.
 // Keys alone are staged as keys; with indices (or carried values), as positions in the tile,
 // and the keys are read again from the input (now in cache) as they are written (one round of
-// staging, where keys and then indices took two and kept the keys live across the look-back).
+// staging). Unique keeps its direct stores (doc/tuning.md, "Look-back family: staged stores").
 // A tile is SUBTILES sub-tiles of WORKGROUP_SIZE x ITEMS keys, flagged and staged one after
-// another in the same registers, so one look-back serves SUBTILES times the keys (H100, 2^28
-// u32 keys, 256 x 16 keys a sub-tile, same run: select 1.20 ms in 2 sub-tiles against 1.32
-// in 1; 4 or 5 sub-tiles of 8 keys an invocation took 1.36 and 1.69, as fewer loads are in
-// flight). Unique keeps its direct stores: staged, it took 1.06 ms against 0.96. Loading the
-// next sub-tile's keys before flagging this one's (twice the loads in flight) took 90 registers
-// against 70 and was slower: select 1.28 ms against 0.99, partition 1.57 against 1.25 (H200).
+// another in the same registers, so one look-back serves SUBTILES times the keys
+// (doc/tuning.md, "Look-back family: sub-tiles under one look-back").
 const uint KEY_WORDS = KEY_BITS / 32u;
 shared uint s_staged[STAGED_STORES ? TILE * KEY_WORDS : 1u]; // word w of record s at w * TILE + s
 
@@ -605,8 +531,8 @@ void stage_records(bool as_keys, key_t keys[ITEMS], uint flags, uint segment_fir
 // Read-ahead: before its look-back, a tile reads one word of each 32-byte sector of the keys of
 // the tile READ_AHEAD tickets on, so that they wait in cache for whichever workgroup draws it.
 // Select's and partition's sub-tiles load one after another, each waiting on memory, and hit
-// the cache instead (src/prim/compact.c has the measured distances). The words stay in
-// registers, unused until read_ahead_done: nothing waits for them before the stores.
+// the cache instead. The words stay in registers, unused until read_ahead_done: nothing waits
+// for them before the stores (doc/tuning.md, "Look-back family: read-ahead distance").
 const uint READ_AHEAD_WORDS = TILE * KEY_WORDS;
 const uint READ_AHEAD_LOADS = READ_AHEAD == 0u ? 1u : (READ_AHEAD_WORDS / 8u + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
 void read_ahead(uint tile, out uint words[READ_AHEAD_LOADS]) {
@@ -632,9 +558,8 @@ void read_ahead_done(uint words[READ_AHEAD_LOADS]) {
 // Invocation v writes the record whose output position is v (mod STORE_ALIGN) past an aligned
 // start, so that each subgroup's stores fill whole aligned stretches of the output: the kept
 // records take slots [kept_shift, kept_end) of a virtual range, the rejected ones start again
-// at an aligned slot after them. That costs at most one more pass of the loop. H200, 2^28 u32
-// keys, beside stores from slot 0 in the same runs: select 0.97 to 0.99 ms against 1.03 to
-// 1.05, partition 1.22 to 1.25 against 1.23 to 1.26 (0.250 against 0.266 ms for select at 2^26).
+// at an aligned slot after them. That costs at most one more pass of the loop, and is faster
+// than stores from slot 0 (doc/tuning.md, "Look-back family: aligned output stretches").
 const uint STORE_ALIGN = 32u;
 void store_staged(bool as_keys, uint tile, uint count_before_tile, uint tile_kept) {
   const uint tile_first = tile * TILE;
@@ -674,11 +599,8 @@ void store_staged(bool as_keys, uint tile, uint count_before_tile, uint tile_kep
 // of rows 0 to r - 1, then row r's lanes before this one), from the flags; returns the
 // segment's count. A row of a subgroup keeps at most SUBGROUP_SIZE x VEC keys, so the rows'
 // counts travel packed in ROW_COUNT_BITS fields, and one subgroup scan serves ROWS_PER_WORD
-// rows. H200, 2^28 u32 keys, against a scan and a sum per row (same runs, two calls): select
-// 0.89 ms against 0.99, partition 1.14 against 1.24, unique 0.72 against 0.80, rle 0.98
-// against 1.06; reduce-by-key took 1.61 against 1.50 then, and kept a scan per row until
-// 0.7.35: with its early walk, in 512 x 4 rows, packed took 1.076 and 1.073 ms against 1.111
-// and 1.109 (H200, 2^28, two rounds, same run, 32 registers either way).
+// rows, faster than a scan and a sum per row
+// (doc/tuning.md, "Look-back family: rows' counts ranked packed").
 const uint ROW_COUNT_BITS = VEC * SUBGROUP_SIZE < 256u ? 8u : 16u;
 const uint ROWS_PER_WORD = 32u / ROW_COUNT_BITS;
 const uint ROW_COUNT_MASK = 0xFFFFFFFFu >> (32u - ROW_COUNT_BITS);
@@ -689,21 +611,11 @@ uint rank_rows(uint flags, out uint kept_before_row[ROWS]) {
     [[unroll]] for (uint r = word_first; r < ROWS && r < word_first + ROWS_PER_WORD; r++)
       counts |= bitCount((flags >> (r * VEC)) & VEC_MASK) << ((r - word_first) * ROW_COUNT_BITS);
     const uint before = subgroupExclusiveAdd(counts);
-    // Rle, and every mode whose rows' packed counts take two words or more, take the total
-    // from the last lane's inclusive sum. With subgroupAdd, tiles of two packed words (5 to 8
-    // rows, reached on an H200 only through GPUSORT_SCAN_WORKGROUP and GPUSORT_SCAN_ROWS)
-    // counted wrong there: rle about one run in 32 (0.7.15), unique in 256 x 6 rows 16 of the
-    // 156 checks of `test_compact small u32` (0.7.27); lavapipe passed; the cause was not
-    // found. With the shuffle, `test_compact small` passed on the H200 in 256 x 6, 256 x 8
-    // and 128 x 8 rows, u32 and u64 keys (0.7.27; rle since 0.7.15). The other modes keep
-    // subgroupAdd in one word (as did reduce-by-key, unpacked until 0.7.35, in all): the
-    // shuffle there made select and reduce-by-key 0.5 and 1.3% faster, partition 23% slower
-    // at 82 registers against 78 (0.7.15). On 64-lane subgroups a word holds two rows of u32
-    // keys (16-bit fields), so select and partition take the shuffle from 3 rows (unmeasured).
-    // With an early walk unique, rle and reduce-by-key all take the shuffle (unique's rows take
-    // two words or more in NVIDIA's preset anyway): reduce-by-key's subgroupAdd there (the
-    // walking subgroup adds with one too) counted wrong on the H200, 1491 of the 4880 checks of
-    // `test_compact matrix` (a total of 65497 runs for 1 key; 0.7.34), where lavapipe passed.
+    // Rle, every mode whose rows' packed counts take two words or more, and every mode with an
+    // early walk take the total from the last lane's inclusive sum: subgroupAdd there counted
+    // wrong on the H200 (lavapipe passed; the cause was not found). The others keep subgroupAdd
+    // in one word, where the shuffle made partition slower
+    // (doc/tuning.md, "Look-back family: a packed word's total").
     uint total;
 #ifndef COUNT_RUNS
     if (EARLY_WALK == 0u && ROWS <= ROWS_PER_WORD) total = subgroupAdd(counts);
@@ -720,11 +632,10 @@ uint rank_rows(uint flags, out uint kept_before_row[ROWS]) {
 }
 
 // The keys the subgroups before this one kept in the sub-tile (segment_kept: this subgroup's
-// count): each invocation adds up the counts of the subgroups before its own from shared
-// memory. H200, 2^28 u32 keys, same runs, against a workgroup scan of the counts (three
-// barriers, two subgroup scans and a shuffle): select 0.84 ms against 0.88, partition 1.08
-// against 1.12, unique 0.695 against 0.708, rle 0.95 against 0.97, reduce-by-key 1.42 against
-// 1.49. The caller passes a barrier before the next call.
+// count); the caller passes a barrier before the next call. Each invocation adds up the counts
+// of the subgroups before its own from shared memory, faster than a workgroup scan of the
+// counts (three barriers, two subgroup scans and a shuffle)
+// (doc/tuning.md, "Look-back family: segments' counts from shared memory").
 shared uint s_segment_kept[NUM_SUBGROUPS];
 uint kept_before_segment_of(uint segment_kept) {
   if (gl_SubgroupInvocationID == 0u) s_segment_kept[gl_SubgroupID] = segment_kept;
@@ -737,9 +648,8 @@ uint kept_before_segment_of(uint segment_kept) {
 // With an early walk (unique_tile_early_walk, runs_tile_early_walk): the data segments' counts
 // to the counts kept in the tile before each, once, by the last data subgroup to arrive, where
 // every invocation had added up its predecessors' counts itself (and reduce-by-key's and rle's
-// summaries, segment_summaries_to_prefixes). H200, 2^28 u32 keys, same run, two rounds: rle
-// 0.740 and 0.738 ms against 0.778 and 0.778, reduce-by-key 0.992 and 0.994 against 1.024 and
-// 1.028, unique 0.514 and 0.511 against 0.514 and 0.513.
+// summaries, segment_summaries_to_prefixes), the faster for rle and reduce-by-key
+// (doc/tuning.md, "Look-back family: segment prefixes by the last to arrive").
 void segment_counts_to_prefixes() {
   uint kept = 0u;
   for (uint s = 1u; s < NUM_SUBGROUPS; s++) {
@@ -764,9 +674,8 @@ void load_row(uint first, out key_t row[VEC]) {
 // 1. Loads the segment from segment_first (key i = r * VEC + k of this lane at
 // row_first(segment_first, r) + k) and flags its keys (bit i: key i is kept); returns the
 // segment's kept count, and the keys kept before each row of this lane in the segment.
-// Each row tests its own bounds. One test for the whole segment (as the scan's) made select 1%
-// faster and unique 2% slower on an H100, and reduce-by-key's results wrong there (162 of the
-// 3416 checks of `test_compact matrix`, at sizes that never took the new branch).
+// Each row tests its own bounds: one test for the whole segment (as the scan's) made
+// reduce-by-key's results wrong on an H100 (doc/tuning.md, "Look-back family: bounds tests").
 uint flag_segment(uint segment_first, out key_t keys[ITEMS], out uint flags, out uint kept_before_row[ROWS]) {
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
     key_t row[VEC];
@@ -814,9 +723,9 @@ uint last_heads(uint segment_first, uint flags, out uint heads_before_row[ROWS])
     [[unroll]] for (uint k = 0u; k < VEC; k++)
       if ((flags & (1u << (r * VEC + k))) != 0u) lane_last_head = first + k + 1u;
     // Head positions grow with the lane, so the last head before this lane's chunk is the
-    // one of the nearest lane below with a head: a row takes one ballot and two shuffles,
-    // where a max-scan took seven (H200, 2^28 u32 keys: 0.95 ms either way; with
-    // subgroupExclusiveMax and subgroupMax here, an H100 found about half the runs' heads).
+    // one of the nearest lane below with a head: a row takes one ballot and two shuffles, where
+    // a max-scan took seven. (With subgroupExclusiveMax and subgroupMax here an H100 found about
+    // half the runs' heads.) (doc/tuning.md, "Look-back family: rle's last heads by ballot")
     const uvec4 heads_below = subgroupBallot(lane_last_head != 0u) & gl_SubgroupLtMask;
     const bool head_below = subgroupBallotBitCount(heads_below) != 0u;
     const uint below_lane = subgroupShuffle(lane_last_head, last_lane_or_0(heads_below));
@@ -849,8 +758,8 @@ void segment_values(uint flags, rep_t values[ROWS][VEC], out bool head_before_ro
     // An inclusive segmented scan over the lanes. The heads come from one ballot: lane l
     // combines only from the last lane at or below it whose chunk holds a head (run_lane), so
     // each step shuffles the value alone, where it shuffled each step's head as well; the
-    // same combinations in the same order. H200, 2^28 u32 keys and sums, same runs: 1.38 ms
-    // against 1.42 (its rows' ranks from ballots, a key at a time, took 1.49 at 40 registers).
+    // same combinations in the same order, faster
+    // (doc/tuning.md, "Look-back family: reduce-by-key's scan across lanes").
     const uvec4 heads = subgroupBallot(head_in);
     const uvec4 heads_upto = heads & gl_SubgroupLeMask;
     const uint run_lane = last_lane_or_0(heads_upto);
@@ -928,17 +837,9 @@ void write_heads(uint first, uint heads, uint at) {
 // ends (run_ends). What came before each lane's chunk: heads_before_row (rle; else the row's
 // and the segment's (head, value) pairs), and open_run, the run still open at the tile's start.
 // Heads are written a pass per head (write_heads), and rle's lengths a pass per run end, not a
-// pass per key: rle's lanes hold 16 keys in a block, of which one in 16 opens a run in CUB's
-// inputs. H200, 2^24 / 2^26 / 2^28 u32 keys, same run, two rounds: rle 0.044 and 0.043 / 0.134
-// / 0.498 ms at 31 registers, against 0.054 and 0.053 / 0.169 / 0.630 and 0.636 with those
-// passes but the keys kept in registers (40), and 0.059 and 0.058 / 0.192 and 0.191 / 0.723
-// and 0.725 with a pass per key (CUB 0.063 / 0.202 / 0.761). Reduce-by-key keeps a pass per key
-// for its values (it needs each key's), which waited in registers (`values`) through the
-// look-back, taking the run ends as a mask (0.956 and 0.958 ms at 2^28 against 0.992 and 0.994
-// testing each key's bounds and successor). Its heads a pass per head: H100, same sizes, same
-// run, two rounds, 0.083 / 0.268 and 0.271 / 1.028 and 1.019 ms against 0.087 and 0.088 / 0.284
-// and 0.285 / 1.069 and 1.076 with a row's keys read in one load and written a pass per key
-// (CUB 0.072 / 0.243 / 0.925).
+// pass per key: in CUB's inputs one key in 16 opens a run. Reduce-by-key keeps a pass per key
+// for its values (it needs each key's), held in registers (`values`) through the look-back,
+// taking the run ends as a mask (doc/tuning.md, "Look-back family: writing runs").
 #ifdef COUNT_RUNS
 void write_runs(uint tile, uint segment_first, uint flags, uint kept_before, uint kept_before_row[ROWS],
                 uint heads_before_row[ROWS], uint heads_before_segment, rep_t open_run, uint next_lane_flags,
@@ -992,10 +893,9 @@ void write_runs(uint tile, uint segment_first, uint flags, uint kept_before, uin
 
 // Reduce-by-key and rle: a tile of one sub-tile. Both read their heads' keys again from the
 // input, now in cache, as they write their runs after the look-back (write_runs); reduce-by-key
-// holds its values in registers through the look-back, in blocks (VEC; measured there). In an
-// early version, in tiles of 256 x 16 keys, every key and running value waiting in registers
-// across the look-back had taken 80 registers on an H100 for u32 keys and values, against 48
-// with both read again (2^28 u32 keys, same run: 1.96 ms against 1.72).
+// holds its values in registers through the look-back, in blocks (VEC). Every key and running
+// value held across the look-back took far more registers, and time
+// (doc/tuning.md, "Look-back family: what a tile of runs holds across the look-back").
 void runs_tile(uint tile) {
   const uint lid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
   // the invocation that posts the tile's value descriptors and walks for the value of the run open
@@ -1060,9 +960,9 @@ void runs_tile(uint tile) {
   // 2. The count kept before this tile (walk_for_count), and 3. the value of the run open at the
   // tile's start, from the tiles before, by one invocation: with SUBGROUP_WALK lane 0 of subgroup
   // 1, beside the count's walk, else invocation 0 after it. Rle reads the value descriptor of the
-  // tile before as the count's walk starts, so that its load waits alongside the walk's. H200,
-  // 2^28 u32 keys, same runs, by the workgroup's walk: rle 0.938 to 0.943 ms against 0.951 to
-  // 0.953; reduce-by-key 1.397 to 1.398 against 1.378, so it reads it after the walk.
+  // tile before as the count's walk starts, so that its load waits alongside the walk's;
+  // reduce-by-key, the slower so, reads it after the walk
+  // (doc/tuning.md, "Look-back family: the value walk beside the count's").
 #ifdef COUNT_RUNS
   rep_t value_of_tile_before = rep_identity();
   uint status_of_tile_before = SCAN_EMPTY;
@@ -1130,9 +1030,7 @@ void runs_tile_early_walk(uint tile) {
   } else {
 #ifndef COUNT_RUNS
     // The values are loaded with the keys, in one round of loads, and held until their runs are
-    // written. H200, 2^28 u32 keys and sums, same run: 1.029 ms at 40 registers against 1.068
-    // at 32 with each row's values loaded as its scan began (an earlier run: 1.024 against
-    // 1.063), both reading them again after the look-back.
+    // written (doc/tuning.md, "Look-back family: reduce-by-key's values loaded with the keys").
     load_segment_values(segment_first, values);
 #endif
     const uint segment_kept = flag_segment(segment_first, keys, flags, kept_before_row);
@@ -1196,10 +1094,8 @@ void runs_tile_early_walk(uint tile) {
 #ifndef REDUCE_BY_KEY
 // Unique's writes: the segment's kept keys (its `flags`), each read again from the input, now in
 // cache, to their places from output index kept_before on, a row at a time, a pass per kept key
-// (as reduce-by-key's and rle's heads in write_runs). H100, 2^24 / 2^26 / 2^28 u32 keys, same
-// run, two rounds: 0.048 / 0.140 and 0.139 / 0.511 and 0.508 ms against 0.053 and 0.054 /
-// 0.158 and 0.159 / 0.576 and 0.575 with each row read in one 16-byte load and a pass per key
-// (CUB 0.047 / 0.146 / 0.544).
+// (as reduce-by-key's and rle's heads in write_runs)
+// (doc/tuning.md, "Look-back family: unique's writes").
 void write_kept(uint flags, uint segment_first, uint kept_before) {
   uint kept_before_row[ROWS];
   rank_rows(flags, kept_before_row);
@@ -1217,12 +1113,8 @@ void write_kept(uint flags, uint segment_first, uint kept_before) {
 
 // Unique: a tile of one sub-tile of which only the flags stay in registers across the
 // look-back; each kept key is read again from the input, now in cache, as it is written, and
-// each row's ranks are taken again. H100, 2^28 u32 keys, same run, 256 x 16 keys: 0.92 ms at
-// 32 registers against 0.94 with the keys and ranks in registers (40); in 2, 3 or 4 sub-tiles
-// under one look-back (as select's) 0.97, 1.06 and 1.26. (Its tile: src/prim/compact.c.)
-// (In 0.7.29's pass per key, reading each row in one 16-byte load before its stores took 0.677
-// ms against 0.702 reading each key as it was written, H200, 2^28 u32 keys, same runs; two
-// rows' loads before their stores 0.695, all four rows' 0.797 at 40 registers, against 32.)
+// each row's ranks are taken again. (Its tile: src/prim/compact.c.)
+// (doc/tuning.md, "Look-back family: unique's tile")
 void unique_tile(uint tile) {
   const uint lid = gl_LocalInvocationID.x;
   const uint segment_first = tile * TILE + gl_SubgroupID * SEGMENT;
@@ -1351,10 +1243,9 @@ void leave_at_rest(uint tile) {
 #endif
 }
 
-// Tiles go by ticket, so a tile's predecessors have all started, on any device. Taking the
-// workgroup's index instead (which leans on the device starting workgroups in order, or else
-// on the look-back's fallback) made select, unique and rle 1 to 2.5% faster on an H200 and
-// reduce-by-key 8% slower (2^28 u32 keys, same runs: 1.63 ms against 1.50).
+// Tiles go by ticket, so a tile's predecessors have all started, on any device (the workgroup's
+// index, which leans on the device starting workgroups in order, made reduce-by-key 8% slower on
+// an H200) (doc/tuning.md, "Look-back family: tiles by ticket").
 void main() {
   if (gl_LocalInvocationID.x == 0u) {
     s_ticket = atomicAdd(WordArray(pc.control).words[0], 1u);

@@ -5,35 +5,10 @@
 // Workgroups take tiles of WORKGROUP_SIZE * TILE_ROWS keys in turn (tile g, g + groups, ...);
 // counts gather in shared memory, then go to the global histograms with one atomic add per
 // nonzero bin. radix_scan_histograms turns them into each digit's first output position.
-// The shared atomics bound it, at the rate of the distinct addresses they touch: H200, 2^26
-// u32 keys, 0.14 ms for uniform keys against 0.09 for equal ones. Spreading a subgroup's
-// atomics over the banks did not help (eight copies of each bin, lane l counting in copy
-// l % 8: 2^28 u32 keys 0.49 ms against 0.50; u64 keys, four copies, 1.01 against 0.96; the
-// same again in 0.7.19 with each bin's copies in neighbouring words, bin * 8 + l % 8, which
-// spreads the lanes' atomics over more banks: 0.491 ms against 0.499 with eight, 0.524 with
-// four, u64 keys 1.006 and 1.029 against 0.960). Nor did digits taken at positions fixed at
-// compile time where a sort covers whole keys (the shift is a push constant; H100, two rounds,
-// same run: u32 keys at 2^26 0.140 to 0.142 ms either way, u64 keys at 2^24 0.088 against
-// 0.086), or workgroups of 128 in 1584 or 2112 (0.140 at 2^26). CUB's histogram kernel took
-// 0.121 to 0.123 ms for 2^26 u32 keys and 0.064 for 2^24 u64 keys (Nsight Compute, the kernel
-// alone); the figures here are bench's histogram stage, which adds the clear before it (until
-// 0.7.50; bench's later runs now keep the state) and the scan after it. Timed apart (H100,
-// 0.7.46, timestamps between them, one run), the clear took 0.006 to 0.008 ms at every size, this kernel 0.006 at 2^16 u32 keys, 0.040 at 2^24 and 0.128 at 2^26 (u64
-// keys 0.007 at 2^16, 0.075 at 2^24), the scan 0.005 to 0.006. The clear costs its dispatch, not
-// its bytes: zeroing the first pass's descriptors here instead (a grid-stride loop beside the bins'
-// zeroing) left the sorts' times as they were (two rounds, same run: u32 keys 1.491 and 1.489 ms at
-// 2^26 against 1.489 and 1.490; u32/u32 pairs 9.002 and 8.987 at 2^28 against 8.989 and 8.984).
-// Nor is its tail the global atomics that every workgroup adds at about the same moment (H100,
-// 0.7.51, `bench -v --reps 9`, two rounds, same run, histogram stage ms for u64 keys at 2^24 /
-// u32 keys at 2^24 / 2^26 / u32/u32 pairs at 2^26): 0.081 / 0.048 / 0.136 to 0.137 / 0.135 as
-// it is; each workgroup starting its flush at bin (group * 64) % bins, 0.082 / 0.048 / 0.137 /
-// 0.136; 512 invocations in 528 workgroups, 0.077 / 0.049 / 0.137 / 0.136; 1024 in 264, 0.081 to
-// 0.082 / 0.050 to 0.051 / 0.141 to 0.142 / 0.141. The pipeline of u64 keys takes 40 registers
-// (u32 keys 32: H100, GPUSORT_PIPELINE_STATS), six workgroups an SM where 32 would allow eight.
-// Fewer keys an invocation do not bring it down: tiles of 8 or 12 rows kept 40 registers and the
-// times (H100, 0.7.52, trial builds, two rounds, same run: u64 keys at 2^24, histogram stage
-// 0.079 to 0.080 ms at 8 rows, 0.081 to 0.082 at 12, 0.082 at 16; every sort within 1%, and
-// u32 keys' histogram at 2^28 0.501 to 0.502 ms at 8 rows against 0.489 to 0.491 at 16).
+// The shared atomics bound it, at the rate of the distinct addresses they touch. Spreading them
+// over more banks, digit positions fixed at compile time, other workgroup shapes, fewer rows a
+// tile and a staggered flush of the global atomics were no faster; the clear before it costs its
+// dispatch, not its bytes (doc/tuning.md, "Sort: counting the digit histograms").
 #include "lib/common.glsl"
 #include "lib/keys.glsl"
 

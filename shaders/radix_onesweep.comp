@@ -79,14 +79,11 @@ const uint KEY_WORDS = KEY_BITS / 32;
 const uint COUNTER_WORDS = NUM_SUBGROUPS * RADIX;
 const uint ITEM_WORDS = VALUE_WORDS > KEY_WORDS ? VALUE_WORDS : KEY_WORDS;
 // 64-bit keys alone, in registers, are staged one 32-bit half at a time: the low halves before
-// the look-back, the high halves after it (read again from the input, now in cache). The
-// staged tile then takes half the shared memory, which had bounded NVIDIA's tile to 384 x 14
-// (src/prim/device_config.c has the shapes). Kept in registers from the keys' loads instead,
-// the high halves took 384 x 14 from 66 registers to 90 (one workgroup an SM; H200, 2^28 u64
-// keys 26.1 ms against 17.4), and 384 x 18 from 80 to 93 (H100, 23.61 ms against 17.41). They
-// are read again before the look-back, whose wait hides their latency: H100, 2^28 u64 keys,
-// same run, three rounds, 16.61 to 16.65 ms against 17.41 to 17.46 read after it (a pass 1.96
-// ms against 2.06; 80 registers both), f64 17.39 against 18.36.
+// the look-back, the high halves after it, so the staged tile takes half the shared memory
+// (the shapes: doc/tuning.md, "Presets: 64-bit keys alone on NVIDIA"). The high halves are
+// read again from the input (in cache) before the look-back, whose wait hides their latency;
+// kept in registers from the keys' loads instead, they took far more registers and left one
+// workgroup an SM (doc/tuning.md, "Sort: staging 64-bit keys in halves").
 const bool STAGE_HALVES = GS_SORT_STAGES_HALVES(KEY_BITS / 8, VALUE_WORDS * 4, HOLD_KEYS);
 const uint STAGED_WORDS = TILE_KEYS * (STAGE_HALVES ? 1u : ITEM_WORDS);
 const uint HELD_WORDS = COUNTER_WORDS + (HOLD_KEYS ? TILE_KEYS * KEY_WORDS : 0u); // counters, then held keys
@@ -300,10 +297,9 @@ void look_back(uint tile) {
 // back past this one (tile 0 knows its inclusive count at once: the pass's digit start plus its
 // own count); then the digit starts in the tile. With fold_starts, each subgroup's counter
 // becomes the tile position of its first key of that digit, so that a key's position takes one
-// shared load, not two. (Held keys: with two, every key's loads in flight at once were this
-// kernel's register peak; H100, 2^28 u32 keys at 11 per invocation: 7.54 ms against 7.78. Not
-// on lavapipe's path, where the extra pass over the counters cost more than it saved: 2^22 u32
-// keys, 0.56 s against 0.42.)
+// shared load, not two: with two, every held key's loads in flight at once were this kernel's
+// register peak. Not on lavapipe's path, where the extra pass over the counters costs more than
+// it saves (doc/tuning.md, "Sort: folding digit starts into the counters").
 void publish_counts(uint tile, bool fold_starts) {
   const uint lid = gl_LocalInvocationID.x;
   for (uint d = lid; d < RADIX; d += WORKGROUP_SIZE) {
@@ -351,9 +347,8 @@ void main() {
   // A skipped pass (radix_scan_histograms.comp) keeps GS_SORT_SKIPPED_TICKETS in every ticket,
   // which puts every tile out of range: its tiles do nothing, and clear nothing either. The pass
   // after the pair looks back in the array that the pass before it cleared, which neither pass
-  // of the pair touched. H200, same run: 2^28 u64 keys below 2^16 7.23 ms against 11.01, a
-  // skipped pass 0.10 ms against a copy's 1.04. A test of its own before the loads instead made
-  // uniform u64 keys' passes take 3.21 ms against 2.09.
+  // of the pair touched. Skipped tiles leave through the range test below: a test of its own
+  // before the loads slowed uniform keys' passes (doc/tuning.md, "Sort: skipped pass pairs").
   const uint tile = REDUCE_THEN_SCAN ? linear_group_index() : s_ticket & ~GS_SORT_COPY_TICKETS;
   if (tile >= g_tiles) return; // surplus workgroup of a folded dispatch, or a skipped pass
   // The next pass's descriptors live in a second array that no tile of this pass reads: each
@@ -364,10 +359,8 @@ void main() {
   // Load: subgroup s owns keys [s * SUBGROUP_KEYS, (s + 1) * SUBGROUP_KEYS) of the tile, lane by
   // lane, so every load is contiguous across the subgroup and ranks follow input order.
   // Positions past n hold the largest key, which ranks after every real key. Every tile but the
-  // last is full and loads its keys without bounds checks, which let NVIDIA's
-  // compiler keep fewer registers: H100, 2^28 u32/u32 pairs at 256 x 17, same run: 73 registers
-  // against 107, 11.32 ms against 11.41; at 384 x 10, 47 against 66. Another run, float keys
-  // (the second branch): f32 keys 7.22 ms against 7.30, f64 22.54 against 22.62.
+  // last is full and loads its keys without bounds checks, which lets NVIDIA's compiler keep
+  // fewer registers (doc/tuning.md, "Sort: loading full tiles without bounds checks").
   const uint tile_first = tile * TILE_KEYS;
   const uint first = tile_first + gl_SubgroupID * SUBGROUP_KEYS + lane;
   const bool full_tile = g_n - tile_first >= TILE_KEYS; // (tile_first < g_n; no overflow near 2^32)
@@ -380,10 +373,8 @@ void main() {
       keys[i] = index < g_n ? load_key(index) : ORDERED_KEY_MAX;
     }
   } else {
-    // Floats: all loads first, then the map in one uniform branch. H100, 2^28 keys, the first
-    // and last passes (this pipeline's): f32 took 2.80 ms with the map in each load's branch
-    // and 2.16 so, but i32 2.30 and 2.44; unsigned keys' pipeline (no map) took 2.12 ms so and
-    // 2.57 split, hence two forms.
+    // Floats: all loads first, then the map in one uniform branch, which suits float keys but
+    // not the others, hence two forms (doc/tuning.md, "Sort: loading and mapping float keys").
     if (full_tile) {
       [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) keys[i] = KeysIn(pc.keys_in).keys[first + i * SUBGROUP_SIZE];
     } else {
@@ -402,21 +393,18 @@ void main() {
   // A copy pass (radix_scan_histograms found every key's digit the same, and marked the pass's
   // tickets) keeps the keys' order: each key goes where it was, and the tile neither ranks nor
   // looks back (nor posts: the digit starts of a segment, which radix_next_segment moves on
-  // from the posts, go unread). H200, same run: 2^28 equal u32 keys 2.35 ms against 5.62 (a
-  // pass 0.51 ms, as long as the device's copy, against 1.33), u64 keys below 2^32 13.15
-  // against 16.50; but uniform keys' passes take 0.4% longer for the branch (u32 keys 6.318 ms
-  // against 6.294; the same with the branch before the loads).
+  // from the posts, go unread). A copy pass takes about as long as the device's copy; the
+  // branch makes uniform keys' passes 0.4% longer (doc/tuning.md, "Sort: copy passes").
   if (!REDUCE_THEN_SCAN && s_ticket >= GS_SORT_COPY_TICKETS) {
     // Rows at constant offsets from one pointer each (keys out, values in and out), as the
     // values after the look-back are loaded: an index and a bounds test per key kept every
-    // key's index live beside its key and value, and this branch set the pipeline's registers.
-    // H200, u32/u32 pairs at 384 x 23: 72 registers against 96 (two workgroups an SM against
-    // one; 2^28 7.53 ms against 11.20, same run), u32 keys at 256 x 28 5.62 against 5.67.
+    // key's index live beside its key and value, and this branch set the pipeline's registers
+    // (doc/tuning.md, "Sort: copy passes").
     const uint rows = rows_before_n(first, full_tile);
     const uint to_first = pc.index_base + first; // (index_base: a segment's first key)
 #if VALUE_WORDS > 0
-    // (all loaded before any is stored: loaded one by one after the keys' stores, 2^26 equal
-    // u32 keys with u32 values took 1.95 ms against 1.16)
+    // All loaded before any is stored, not one by one after the keys' stores
+    // (doc/tuning.md, "Sort: copy passes").
     value_t copied[KEYS_PER_THREAD];
     load_value_rows(copied, first, rows);
     ValuesOut value_row = ValuesOut(element_address(pc.values_out, to_first, VALUE_WORDS * 4u));
@@ -436,13 +424,9 @@ void main() {
 
   // With HOLD_KEYS (the device's preset) the keys wait in shared memory, after the counters in
   // each invocation's own slots, while they are ranked, and come back to registers to be
-  // staged: fewer registers live through the ranking, so a tile holds more keys. H100, 2^28
-  // keys, same run: u32 keys took 61 registers at 9 keys per invocation against 64 (9.06 ms
-  // against 9.08), and at 11 keys 63 (8.58 ms; 12 took 68 on an H200, past the 64 that let two
-  // workgroups of 512 share an SM); since each rank takes one register (below), 13 take 60.
-  // Another run: u64 keys 53 registers at 6 (27.04 ms against 29.43 at 5 in registers, 64).
-  // Not on lavapipe, where every shared access is a loop over the lanes: 2^22 u32 keys took
-  // 1.5 s so against 0.95.
+  // staged: fewer registers live through the ranking, so a tile holds more keys. Not on
+  // lavapipe, where every shared access is a loop over the lanes
+  // (doc/tuning.md, "Sort: holding keys in shared memory while ranking").
   const uint held = COUNTER_WORDS + gl_SubgroupID * SUBGROUP_KEYS + lane;
   if (HOLD_KEYS) [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) {
 #if KEY_BITS == 64
@@ -455,13 +439,9 @@ void main() {
 #endif
   }
   // The held keys' digits wait in registers, packed (RADIX_BITS each), so that ranking reads no
-  // held key: only the staging below does. H200, 2^28, two rounds each, same run: u32 keys
-  // 6.30 ms against 6.65 (75 registers against 49; at 384 x 20 held, 48 KiB of shared memory
-  // let only two workgroups share an SM either way), f32 keys 6.38 against 6.75, u32/u32 pairs
-  // 10.02 against 10.14, u32/u64 13.30 against 13.36; sorted u32 keys at 2^26 1.54 against
-  // 1.64. Not for 64-bit keys in registers, whose digits take a 64-bit shift each: packed, u64
-  // keys took 100 registers against 95, one workgroup an SM, and 26.42 ms against 17.62 (pairs
-  // unchanged, 25.71).
+  // held key: only the staging below does. Not for 64-bit keys in registers, whose digits take
+  // a 64-bit shift each: packed, they took more registers and left one workgroup an SM
+  // (doc/tuning.md, "Sort: packed digits of held keys").
   uint held_digits[PACKED_DIGIT_WORDS];
   if (HOLD_KEYS) {
     [[unroll]] for (uint w = 0u; w < held_digits.length(); w++) held_digits[w] = 0u;
@@ -475,11 +455,9 @@ void main() {
   (HOLD_KEYS ? PACKED_DIGIT(held_digits, i) : key_digit(keys[i], rank_shift, pc.bits))
   // EARLY_COUNTS: the tile's digit counts are counted (a shared atomic a key) and published
   // before the keys are ranked; the counters then start at each subgroup's first tile position
-  // of each digit, and the ranks below are tile positions. What it buys is registers, not a
-  // shorter wait (a build whose tiles took a made-up prefix instead of looking back was no
-  // faster): H100, 2^28 u32 keys, same run: 45 registers at 512 x 13 against 60 (6.98 ms
-  // against 6.93), and 49 at 384 x 20, three workgroups an SM: 6.77 ms (src/prim/device_config.c
-  // has the shapes).
+  // of each digit, and the ranks below are tile positions. What it buys is registers, and so
+  // more workgroups an SM, not a shorter wait (doc/tuning.md, "Sort: early counts"; the shapes:
+  // "Presets: early counts on NVIDIA").
   if (EARLY_COUNTS) {
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) atomicAdd(s_stage[counters + RANKED_DIGIT(i)], 1u);
     barrier();
@@ -487,11 +465,9 @@ void main() {
     // The shift through an identity shuffle, which the compiler cannot see through: otherwise
     // NVIDIA's compiler took every key's digit (and its counter's address) once, for the counts
     // above and the ranking below, and kept them live through publish_counts, two registers a
-    // key. H200, 2^28 u32 keys in registers, same run: 54 registers at 384 x 16 against 79,
-    // 5.81 ms against 6.74; 79 at 256 x 28, where three workgroups share an SM (5.66 ms; the
-    // preset's tile: src/prim/device_config.c). (Held keys' packed digits through the same
-    // shuffle: 50 registers against 77 at 384 x 20 but no faster, 6.36 ms against 6.32, as
-    // their 48 KiB of shared memory allow two workgroups an SM either way.)
+    // key. Held keys' packed digits through the same shuffle took fewer registers but were no
+    // faster, their shared memory allowing two workgroups an SM either way
+    // (doc/tuning.md, "Sort: early counts").
     if (!HOLD_KEYS) rank_shift = subgroupShuffle(rank_shift, lane);
   }
   // Rank within the subgroup: keys before this one with the same digit, counting earlier
@@ -530,8 +506,7 @@ void main() {
     }
     // The identity shuffle makes the sum here: NVIDIA's compiler otherwise kept both terms of
     // every rank live (two registers per key) until it could fold them into a three-input add
-    // after the block scan. H100, 2^28 u32 keys at 13 per invocation: 60 registers and 7.09 ms
-    // against 65 and 10.14 (one workgroup per SM).
+    // after the block scan (doc/tuning.md, "Sort: ranking keys in a subgroup").
     rank[i] = subgroupShuffle(subgroupShuffle(before, leader) + subgroupBallotExclusiveBitCount(peers), lane);
     // The next round's leader may be another invocation: order the counters' shared-memory
     // accesses within the subgroup (and nothing else).
@@ -550,9 +525,8 @@ void main() {
 #if KEY_BITS == 64 && VALUE_WORDS == 0
   // STAGE_HALVES: the low halves now, the high ones after the look-back. The ranks wait for
   // them packed two a register (tile positions are below 2^16): f64 keys' pipeline, whose map
-  // takes registers, went from 82 to 80 at 384 x 18, so two workgroups share an SM (H200, 2^26
-  // f64 keys, two runs: 4.36 ms packed and 4.72 unpacked, against 384 x 14's 4.46 in both;
-  // u64 keys, same run: 4.13 packed against 4.12).
+  // takes registers, went from 82 to 80 at 384 x 18, so two workgroups share an SM
+  // (doc/tuning.md, "Sort: staging 64-bit keys in halves").
   uint packed_ranks[(KEYS_PER_THREAD + 1u) / 2u];
   uint high_halves[KEYS_PER_THREAD]; // (read before the look-back, below)
   if (STAGE_HALVES) {
@@ -571,10 +545,8 @@ void main() {
 #if VALUE_WORDS > 0 && KEY_BITS == 64
   // 64-bit keys' values are loaded before the look-back, whose wait then hides their latency;
   // their tiles leave the registers for it (on NVIDIA 384 invocations, two workgroups per SM at
-  // up to 80). H100, 2^28, same run: u64/u64 pairs 32.71 ms against 39.04 (78 registers),
-  // u64/u32 28.46 against 36.23 (71). In tiles of 512, 32-bit keys' pass went past 64
-  // registers so: u32/u32 pairs 13.98 ms against 12.33, u32/u64 17.02 against 14.79. (From a
-  // row pointer, as every value load: H200, 2^28 u64/u64 pairs 25.16 ms against 25.25.)
+  // up to 80). Not for 32-bit keys, whose pass in tiles of 512 went past 64 registers so
+  // (doc/tuning.md, "Sort: loading 64-bit keys' values before the look-back").
   load_value_rows(values, first, rows_before_n(first, full_tile));
 #endif
 #if KEY_BITS == 64 && VALUE_WORDS == 0
@@ -645,12 +617,8 @@ void main() {
     }                                                 \
   }
   // Keys alone choose the last pass's unmap once for the tile, around two copies of the loop: a
-  // choice per key cost every pass of the pipeline a select a key. H100, 2^24 / 2^26 / 2^28, two
-  // rounds, same run: f32 keys 0.441 and 0.441 / 1.513 and 1.509 / 5.807 and 5.808 ms against
-  // 0.442 and 0.441 / 1.515 and 1.516 / 5.842 and 5.846; i32 keys 0.437 and 0.438 / 1.495 and
-  // 1.498 against 0.439 and 0.440 / 1.504 and 1.507 (u32 keys, which have no map, unchanged).
-  // With values it was no faster (f32/u32 pairs 9.020 and 9.009 ms at 2^28 against 8.999 and
-  // 8.999), so they keep the choice per key.
+  // choice per key cost every pass of the pipeline a select a key. With values it was no faster,
+  // so they keep the choice per key (doc/tuning.md, "Sort: unmapping keys once per tile").
   const bool unmaps = MAPPED_KEYS && last_pass();
   if (VALUE_WORDS == 0 && unmaps) {
     [[unroll]] for (uint i = 0u; i < KEYS_PER_THREAD; i++) WRITE_OUT_KEY(i, true)
@@ -666,14 +634,9 @@ void main() {
   // 32-bit keys' values are loaded now, all before any is staged (CUB's order), from one row
   // pointer at constant offsets. The tile's first index comes through an identity shuffle, as
   // rank_shift does: otherwise NVIDIA's compiler hoisted the loads above the look-back and kept
-  // every value live through it. H200, 2^28 u32/u32 pairs at 384 x 14: 13.38 ms loaded one by
-  // one into their places (60 registers) against 14.23 all at once without the shuffle (104),
-  // same run; in another, 8.46 with it and the write-out's index through a shuffle too (56)
-  // against 8.80 with the values loaded beside the keys and held in shared memory while the
-  // keys were ranked (0.7.13 to 0.7.25; no preset chose that after this, and it was removed).
-  // Loaded right after the look-back instead, before the keys' write-out: H100, 2^28, same
-  // run, 81 registers at 384 x 26 (one workgroup an SM), 10.99 ms against 8.89; 384 x 24 (77)
-  // 9.12.
+  // every value live through it. Loaded beside the keys (held in shared memory while the keys
+  // were ranked), or right after the look-back before the keys' write-out, they were slower
+  // (doc/tuning.md, "Sort: loading 32-bit keys' values after the write-out").
   const uint value_first = subgroupShuffle(first, lane);
   load_value_rows(values, value_first, rows_before_n(value_first, full_tile));
 #endif

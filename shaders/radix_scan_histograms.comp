@@ -3,12 +3,8 @@
 // Exclusive scan of each digit histogram, in place: histograms[p][d] becomes the output
 // position of the first key whose digit p is d. One workgroup per digit position; these
 // are the "tile -1" prefixes that start each pass's look-back chain. A dispatch of its own:
-// the histogram's last workgroup to finish, scanning every position in turn, took 1 us off
-// 32-bit keys' sorts up to 2^20, none from 2^24, and added 3 to 64-bit keys' (H100, a trial
-// build beside 0.7.46, same run, two rounds: u32 keys 0.055 against 0.056 ms at 2^16, 0.088
-// against 0.089 at 2^20, 0.436 and 0.435 against 0.434 at 2^24, 1.485 and 1.488 against 1.488
-// at 2^26; u64 keys 0.108 against 0.105 at 2^16, 0.183 against 0.181 at 2^20, 1.208 and 1.209
-// against 1.205 and 1.206 at 2^24).
+// scanning every position in the histogram's last workgroup to finish took 1 us off small
+// 32-bit keys' sorts but added 3 to 64-bit keys' (doc/tuning.md, "Sort: scanning the histograms").
 // A digit position where every key has the same digit marks its pass's ticket counter with
 // GS_SORT_COPY_TICKETS: that pass keeps the keys' order, and radix_onesweep copies them through.
 // Two such passes in a row would copy the keys from one array to the other and back: among the

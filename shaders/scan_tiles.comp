@@ -98,8 +98,8 @@ void load_row(uint first, out rep_t v[4]) {
 // next READ_AHEAD_LOADS x SUBGROUP_SIZE 32-byte sectors of the tile READ_AHEAD tickets on, and
 // consumes them once the step's descriptors are in, so that the walk's waits keep the memory
 // busy with input that a later tile then finds in cache. The walker holds no elements, so its
-// loads fit in registers the data subgroups need anyway (64 a lane on NVIDIA against 63 without
-// them); a read-ahead by the whole tile took 86 against 64 (src/prim/compact.c).
+// loads fit in registers the data subgroups need anyway; a read-ahead by the whole tile took
+// far more (doc/tuning.md, "Scan: early walk and read-ahead").
 #define SCAN_LOOK_BACK_READ_AHEAD
 const uint READ_AHEAD_LOADS = 16u; // a lane's loads a step
 const uint SECTOR_ELEMENTS = 32u / (IN_BITS / 8u);
@@ -169,13 +169,11 @@ void draw_ticket() {
 uint row_first(uint segment_first, uint r) { return segment_first + (r * SUBGROUP_SIZE + gl_SubgroupInvocationID) * VEC; }
 
 // Loads this subgroup's segment into v and scans each row across the subgroup: row_before[r]
-// is the combination of everything before this lane's vector of row r in the segment (kept:
-// taken again after the look-back, from the rows' scans redone, it left 512 x 12 at 64
-// registers and took 0.722 and 0.724 ms at 2^28 against 0.675 and 0.676; H200, 0.7.32, same
-// run). Returns the segment's total (in every lane).
+// is the combination of everything before this lane's vector of row r in the segment (kept,
+// not taken again after the look-back from the rows' scans redone, which was slower).
+// Returns the segment's total (in every lane).
 // Every row's load is issued before any is scanned: loads and subgroup scans interleaved in
-// one loop wait for each row in turn (H100, 2^28 u32 elements, 512 x 8 rows, same run: 0.909
-// ms against 1.047).
+// one loop wait for each row in turn (doc/tuning.md, "Scan: loading and scanning a segment").
 rep_t load_and_scan_segment(uint segment_first, out rep_t v[ROWS][4], out rep_t row_before[ROWS]) {
   if (segment_first + SEGMENT <= pc.n) {
     [[unroll]] for (uint r = 0u; r < ROWS; r++) load_vector(row_first(segment_first, r), v[r]);

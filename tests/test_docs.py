@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """--help, the man page and the README must describe the same options and exit codes; the
 library's man page gpusort(3) every public function, status code, flag and struct; the README
-every environment knob the library reads; and the header the version --version prints.
+every environment knob the library reads; the header the version --version prints; and every
+pointer into the tuning record (doc/tuning.md) one of its headings.
 
 usage: test_docs.py GPUSORT SOURCE_ROOT
 """
@@ -57,6 +58,7 @@ def main():
                     failures.append(f"exit status {code} in the {name} does not mention '{w}'")
 
     failures += library_docs(root, help_text, gpusort)
+    failures += tuning_record_pointers(root)
 
     for f in failures:
         print("FAIL:", f)
@@ -101,6 +103,31 @@ def library_docs(root, help_text, gpusort):
             failures.append(f"the environment knob {knob} is not in gpusort(1)")
         if knob not in man3_environment:
             failures.append(f"the environment knob {knob} is not in gpusort(3)'s ENVIRONMENT")
+    return failures
+
+
+def tuning_record_pointers(root):
+    """Every pointer into doc/tuning.md (`doc/tuning.md, "Section"` in a comment or the README)
+    names one of its section headings."""
+    failures = []
+    with open(os.path.join(root, "doc", "tuning.md")) as f:
+        headings = set(re.findall(r"(?m)^#+ (.+?)\s*$", f.read()))
+    sources = [os.path.join(root, "README.md")]
+    for folder in ["src", "shaders", "include"]:
+        for parent, _, names in os.walk(os.path.join(root, folder)):
+            sources += [os.path.join(parent, n) for n in names if n.endswith((".c", ".h", ".comp", ".glsl"))]
+    pointers = 0
+    for path in sorted(sources):
+        with open(path) as f:
+            text = f.read()
+        # a title may wrap onto the comment's next line
+        text = re.sub(r"\s*\n\s*(?://|\*(?!/))?\s*", " ", text)
+        for title in re.findall(r'doc/tuning\.md`?,? \(?"([^"]+)"', text):
+            pointers += 1
+            if title not in headings:
+                failures.append(f"{os.path.relpath(path, root)} points to \"{title}\", not a heading of doc/tuning.md")
+    if pointers < 10:
+        failures.append(f"found only {pointers} pointers into doc/tuning.md")
     return failures
 
 

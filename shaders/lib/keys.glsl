@@ -28,10 +28,8 @@ const key_t KEY_SIGN_BIT = key_t(1) << (KEY_BITS - 1);
 const key_t ORDERED_KEY_MAX = ~key_t(0);
 
 // The float map as a select, not as one xor with the key's sign spread over its bits and the
-// sign bit set (k ^ (int(k) >> 31 | sign bit)): that form was no faster (H100, 0.7.46, a trial
-// build, two rounds, same run: f32 keys 5.846 and 5.847 ms at 2^28 against 5.836 and 5.835;
-// f32/u32 pairs 2.248 and 2.263 at 2^26 against 2.267 and 2.260), nor did it bring f32/u32 pairs'
-// passes that map at 384 x 27 under 81 registers (src/prim/device_config.c).
+// sign bit set (k ^ (int(k) >> 31 | sign bit)): that form was no faster and took no registers
+// off the passes that map (doc/tuning.md, "Sort: the float key map as a select").
 key_t key_to_ordered(key_t k) {
   key_t o = k;
   if (KEY_KIND == 1) o = k ^ KEY_SIGN_BIT;

@@ -34,15 +34,10 @@ uint lookback_poll(uint index) {
 }
 
 // Descriptors a walk reads at once (a kernel may choose before including this file): the
-// polls of a step are independent loads, so their latencies overlap. H100, 2^28 u32 keys,
-// same run: the sort took 9.87 ms reading one at a time, 9.16 with 4; in a build choosing the
-// window at run time, a pass took 2.32 ms with 1, 2.14 with 4, 2.17 with 8, 2.24 with 16.
-// Polls follow each other without a pause: on an H200 (2^24 to 2^28 u32, same run), a pause of
-// 100 to 2000 dependent multiply-adds before a walk's first poll, or of 50 or 200 after a poll
-// that found nothing, made the sort, the scan, select, unique, rle and reduce-by-key no faster,
-// and the longer pauses slower (at 2^28 after 2000 first: the scan 0.757 ms against 0.680,
-// unique 0.878 against 0.645); only partition gained, 0.841 ms after 100 or 300 first against
-// 0.854 and 0.859.
+// polls of a step are independent loads, so their latencies overlap; 4 beat 1, 8 and 16.
+// Polls follow each other without a pause: a pause before a walk's first poll or after a poll
+// that found nothing made no look-back kernel but partition faster, and the longer ones slower
+// (doc/tuning.md, "Sort: look-back walk window and polling").
 #ifndef LOOKBACK_WALK_WINDOW
 #define LOOKBACK_WALK_WINDOW 4u
 #endif

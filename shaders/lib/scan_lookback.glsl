@@ -77,8 +77,8 @@ uint scan_poll(uint tile, out rep_t value) {
 }
 
 // Predecessors read at once: the subgroup, up to the 32 lanes the first ballot word covers.
-// Each lane reading 2 or 4 predecessors a step, taken in order, was slower (H200, 0.7.32,
-// 2^28 u32 sums, same run: 0.702 and 0.750 ms against 0.681 to 0.685).
+// Each lane reading 2 or 4 predecessors a step, taken in order, was slower
+// (doc/tuning.md, "Scan: look-back window").
 const uint LOOKBACK_WINDOW = SUBGROUP_SIZE < 32u ? SUBGROUP_SIZE : 32u;
 
 // What comes before tile 0: the carry of the chunks before this one (GS_SCAN_CARRY_IN), or

@@ -6,14 +6,10 @@
 // All RADIX_BITS bits are voted on, also for a narrower digit: its upper bits are zero in
 // every invocation, so those votes keep every peer. (Skipping them behind a test of the
 // digit's width made NVIDIA's compiler predicate every vote and keep masks live across the
-// ranking: H100, 2^28 u32 keys in tiles of 512 x 11, 7.78 ms against 8.58.)
-// Every lane takes part: pipelines require full subgroups (src/vk/kernel.c) and sort
+// ranking.) Every lane takes part: pipelines require full subgroups (src/vk/kernel.c) and sort
 // workgroups are whole subgroups (src/prim/radix_sort.c), so up to 32 lanes the votes start
-// from all of them, not from a ballot. H200, 2^28, same run: u32 keys 6.68 ms against 6.72,
-// f32 6.77 against 6.81, u32/u32 pairs 10.31 against 10.35.
-// Measured and left: subgroupPartitionNV, one instruction, made the pass twice as slow (H200,
-// 2^28 u32 keys, 13.3 ms against 6.7); the leader's counter update as one atomicAdd instead
-// of a load and a store, 2% slower (6.81 against 6.68).
+// from all of them, not from a ballot. subgroupPartitionNV, one instruction, made the pass
+// twice as slow (doc/tuning.md, "Sort: matching digits in a subgroup").
 
 uvec4 subgroup_match_digit(uint digit) {
   if (SUBGROUP_SIZE <= 32) {

@@ -72,88 +72,36 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   /* The family's workgroup (1024 on NVIDIA, else the scan's: device_config.c) and the scan's
    * rows of 16-byte loads (16 u32 or 8 u64 keys in 4), within each mode's bounds on
    * invocations, rows and loads a tile (workgroup x rows), set by what its tile keeps in
-   * registers across the look-back. On an H100, 2^28 u32 keys, `bench --compact`:
-   *  - select and partition stage their tiles in shared memory, at most 256 x 4 rows a sub-tile:
-   *    select took 1.53 ms at 256 x 4 rows, 1.74 at 256 x 2, 1.59 at 128 x 4 and 1.86 at 128 x
-   *    2 (in one sub-tile; CUB: 0.70); 8 rows, or 384 or 512 invocations, made it at most 5%
-   *    faster. Partition in tiles of one sub-tile takes up to 384: 1.63 ms against 1.98 at 256
-   *    (same run), but in two sub-tiles of 256 x 16 keys (the NVIDIA preset's) 1.40 ms (another
-   *    run, against 1.62 at 384 x 16 in one). On an H200 their 2 sub-tiles of 256 x 16 keys
-   *    took 70 and 76 registers (room for three workgroups an SM in its 65536 registers), and
-   *    of 256 x 12 keys 60 and 64 (room for four): select 0.955 ms against 0.972, partition
-   *    1.181 against 1.221 (same run). Since rows' counts are ranked packed (compact.comp's
-   *    rank_rows), 256 x 12 is the slower: select 0.907 ms against 0.887, partition 1.31
-   *    against 1.14 (same runs). Select in 4 sub-tiles of 256 x 8 keys took 0.813 ms against
-   *    0.676 in 2 of 256 x 16 (48 registers against 78; H200, 0.7.39, same run). Staged as 16-bit
-   *    positions in the tile, with the keys read again as they are written (half the shared memory,
-   *    room for more sub-tiles), a trial build lost at every count (H100, 0.7.45, 2^26 / 2^28, two
-   *    rounds, same run): select 0.226 and 0.223 / 0.830 and 0.827 ms in 2 sub-tiles, 0.259 and
-   *    0.258 / 0.946 and 0.951 in 3, 0.285 and 0.286 / 1.044 and 1.043 in 4, 1.197 at 2^28 in 6,
-   *    against 0.195 / 0.729 and 0.727 staged as keys in 2; partition 0.312 and 0.310 / 1.173 and
-   *    1.172 in 2, at 2^28 1.468 and 1.470 in 3, 1.675 and 1.684 in 4, against 0.250 / 0.951 and
-   *    0.953 (CUB: select 0.186 / 0.700, partition 0.254 / 0.974);
-   *  - unique keeps only its flags: 512 x 8 rows took 0.847 ms, 512 x 4 0.862, 384 x 4 0.883,
-   *    256 x 4 0.896, 256 x 8 0.956, 128 x 8 1.027 (same run); another run, 2^24 / 2^26 / 2^28:
-   *    512 x 4 0.068 / 0.224 / 0.857, 512 x 8 0.071 / 0.228 / 0.854, 512 x 6 0.072 / 0.231 /
-   *    0.878. On an H200 (0.7.29, two rounds, 2^26 / 2^28) the whole workgroup of 1024 took
-   *    0.171 and 0.174 / 0.643 and 0.643 ms at 8 rows (32 flags, a tile of 32768 keys), against
-   *    0.175 and 0.174 / 0.669 and 0.660 at 1024 x 4, 0.180 / 0.679 and 0.674 at 512 x 8, and
-   *    0.181 and 0.179 / 0.684 and 0.687 at 512 x 4 (1024 x 6: 0.236 / 0.905). A look-back
-   *    scan's wait shrinks as its tiles grow (the scan's own, same device: 8192 elements a tile
-   *    0.818 ms at 2^28, 16384 0.758, 24576 0.689); unique's tiles are bounded by its 32 flag
-   *    bits, so it takes 8 rows in as many invocations as the device's family allows, but for
-   *    its early walk (below), with which 512 x 8 is the faster;
-   *  - rle of u32 keys keeps them, 64 registers at 512 x 4 rows: 1.15 ms, against 1.35 at 512
-   *    x 2, 1.47 at 512 x 8 (122 registers), 1.40 at 256 x 8 (same run); before, 1.31 against
-   *    1.47 at 256 x 4 (on an H200 1.28 against 1.39). Larger workgroups, unlike unique's, were
-   *    slower (H200, 0.7.29, a build with the caps lifted, 2^28, two rounds): 1024 x 4 0.972 and
-   *    0.975 ms, 768 x 4 1.092, 1024 x 3 1.138, 1024 x 2 1.359, against 0.939 and 0.941 at 512 x 4.
-   *    Since 0.7.40 a lane's 4 loads lie side by side, in one row (compact.comp's CHUNK_LOADS):
-   *    0.775 and 0.777 ms against 0.814 and 0.818 in four rows (H200, 2^28, same run). Since
-   *    0.7.41 it reads its heads' keys again and takes 31 registers: 0.498 ms at 512 x 4
-   *    (H200); 1024 x 4 and 512 x 8 were no faster (H100, 2^28, same run: 0.557 and 0.558 ms
-   *    against 0.559, 48 registers);
-   *  - reduce-by-key of u32 keys and sums: 512 x 2 rows took 1.64 ms (32 registers), 256 x 4
-   *    1.72 (48), 512 x 4 1.86 (59), 256 x 8 2.65 (128; same run). On an H200, since a row's
-   *    keys and values are read before its runs are written, 512 x 3 took 1.325 to 1.328 ms (40
-   *    registers), 512 x 2 1.360 to 1.361 (32) and 512 x 4 1.602 to 1.603 (62; same runs), so
-   *    1536 loads a tile; since a row's values are read in one 16-byte load (0.7.27), in 384 x 4
-   *    (H200, same run, 2^24 / 2^26 / 2^28): 0.092 / 0.310 / 1.183 ms at 40 registers, against
-   *    0.097 / 0.341 / 1.304 at 512 x 3 (40), 256 x 4 0.098 / 0.334 / 1.279 (48) and 512 x 2
-   *    0.094 / 0.331 / 1.278 (32). In the rle run above: 1024 x 4 1.605 and 1.607 ms, 1024 x 3
-   *    1.736, 1024 x 2 1.422 and 1.427, 768 x 4 1.217, against 1.183 and 1.185 at 384 x 4.
-   *    With the early walk (below), 512 x 4 (H200, 0.7.35 with rows ranked unpacked, 2^24 /
-   *    2^26 / 2^28, two rounds, same run, 32 registers either way): 0.087 / 0.290 and 0.292 /
-   *    1.103 and 1.105 ms, against 0.087 / 0.298 / 1.130 and 1.124 at 384 x 4 (CUB 0.068 /
-   *    0.222 / 0.836); its values held in registers from before the keys' flags to the writes,
-   *    1.234 and 1.233 (57 registers; 1.176 at 384 x 4, 50). So with the walk it takes 512
-   *    invocations, as rle. Since 0.7.39 its values are loaded with the keys and held only until
-   *    their segmented scans: 1.029 ms at 2^28 against 1.068 and 1.067 (40 registers against
-   *    32; CUB 0.844; H200, same run). In a later run 512 x 3 took 1.051 ms (32 registers) and
-   *    384 x 4 1.081 (56), against 1.024 at 512 x 4 (0.7.39). Since 0.7.43 it holds its values
-   *    through the look-back, in blocks of four loads (compact.comp's CHUNK_LOADS), and on
-   *    NVIDIA no longer walks early: 384 x 4 without the walk took 0.924 and 0.922 ms at 2^28
-   *    (40 registers), against 1.006 and 1.008 at 512 x 4 with it (H100, same run, two rounds;
-   *    0.7.42 1.013 and 1.020; CUB 0.932);
+   * registers across the look-back:
+   *  - select and partition stage their tiles in shared memory, at most 256 x 4 rows a sub-tile
+   *    (partition in tiles of one sub-tile up to 384)
+   *    (doc/tuning.md, "Look-back family: select's and partition's tile shape");
+   *  - unique keeps only its flags, so its tiles are bounded by its 32 flag bits: 8 rows in as
+   *    many invocations as the device's family allows (a look-back's wait shrinks as its tiles
+   *    grow), 512 with its early walk (doc/tuning.md, "Look-back family: unique's tile shape");
+   *  - rle of u32 keys reads its heads' keys again: 512 x 4 rows
+   *    (doc/tuning.md, "Look-back family: rle's tile shape");
+   *  - reduce-by-key of u32 keys and sums holds its values through the look-back, in blocks:
+   *    384 x 4 rows, 512 x 4 with its early walk
+   *    (doc/tuning.md, "Look-back family: reduce-by-key's tile shape");
    * 64-bit keys, values or counts in rle and reduce-by-key are unmeasured and keep 256
-   * invocations x 4 rows (a bound of 1024 loads). lavapipe (128 invocations, 2^20 u32 keys): 8
-   * rows took 6.6 to 7.0 ms against 8.1 to 8.6 at 4 for unique, 7.0 to 7.7 against 8.6 to 8.7
-   * for rle, 12.4 to 13.4 against 15.4 for reduce-by-key (two runs each); so the modes' bounds
-   * are on loads, not rows. */
+   * invocations x 4 rows (a bound of 1024 loads). On lavapipe 8 rows beat 4 in unique, rle and
+   * reduce-by-key alike, so the modes' bounds are on loads, not rows
+   * (doc/tuning.md, "Look-back family: 64-bit and lavapipe tile shapes"). */
   const bool narrow = key_bytes == 4 && (!reduces(config) || (gs_key_info_of(config->value)->bytes == 4 &&
                                                                 gs_key_info_of(config->acc)->bytes == 4));
   uint32_t subtiles = GS_COMPACT_STAGES(config->mode) && device_config->compact_subtiles ? device_config->compact_subtiles : 1;
   if (subtiles > 64) subtiles = 64; /* (a knob's; shared memory allows far fewer on any device) */
   uint32_t most = 256, most_rows = 4, most_loads = 4096;
   if (config->mode == GS_COMPACT_PARTITION && subtiles == 1) most = 384;
-  if (config->mode == GS_COMPACT_UNIQUE) /* (with an early walk: measured below) */
+  if (config->mode == GS_COMPACT_UNIQUE) /* (with an early walk: below) */
     most = walks_early(device_config, config) ? 512 : 1024, most_rows = 8, most_loads = 8192;
   /* (rows whose packed counts take two words or more total each word by a shuffle:
    * compact.comp's rank_rows) Other devices than NVIDIA take the same bounds, unmeasured
    * there (reduce-by-key's 384, from 512 before 0.7.27, too, and unique's 8 rows in AMD's and
    * Intel's 512 invocations, 4 before 0.7.29). */
   if (reduces(config)) {
-    const bool wider = config->count_runs || walks_early(device_config, config); /* (measured above) */
+    const bool wider = config->count_runs || walks_early(device_config, config); /* (above) */
     most = !narrow ? 256 : wider ? 512 : 384, most_rows = 8, most_loads = !narrow ? 1024 : wider ? 2048 : 1536;
   }
   if (most > dev->info.max_workgroup_size) most = dev->info.max_workgroup_size;
@@ -185,71 +133,29 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   /* The early walk of unique, rle and reduce-by-key (compact.comp's unique_tile_early_walk and
    * runs_tile_early_walk): subgroup 0 holds no keys and walks the look-back from the start while
    * the others load theirs, so the tile is a subgroup short. Its count travels in 16 bits of a
-   * shared word. Unique, H200 (driver 580, `bench --compact`, ms at 2^24 / 2^26 / 2^28 u32 keys
-   * with n/16 runs), in 1024 x 8 rows, two rounds, same run: 0.055 / 0.172 to 0.173 / 0.625 to
-   * 0.629 against 0.055 / 0.173 / 0.640 to 0.642 without (CUB 0.046 / 0.139 / 0.506). In 512 x 8
-   * rows it gains far more (shapes set through GPUSORT_SCAN_WORKGROUP). One run (2^26 / 2^28):
-   * 0.144 / 0.516 in 512 x 8, 0.172 and 0.174 / 0.627 and 0.628 in 1024 x 8, CUB 0.136 / 0.499.
-   * Another (2^24 / 2^26 / 2^28): 512 x 8 0.048 / 0.143 / 0.515, 256 x 8 0.049 / 0.155 / 0.569,
-   * 768 x 8 0.049 / 0.141 / 0.506, 1024 x 8 0.055 / 0.174 / 0.628, and 512 x 8 without the early walk
-   * 0.055 / 0.180 / 0.674. So with it unique takes at most 512 invocations: 512 x 8 passed
-   * `test_compact small`, `matrix u32`, and `small u32` with every wait recounted, on the H200;
-   * 768 x 8 was not tested there (in a later run, 0.049 / 0.141 / 0.508 against 0.048 / 0.142 / 0.509
-   * and 0.514 at 512 x 8: within 1%, not taken). lavapipe (two cores, `bench --compact --reps 3`,
-   * two rounds, ms with and without): 2^16 1.338 and 1.314 against 1.358 and 1.365, 2^20 18.5 and
-   * 18.3 against 20.8 and 20.5, 2^22 84.5 and 72.6 against 82.4 and 82.8: within that machine's
-   * noise, so its preset (and the other vendors', unmeasured) keeps the whole tile loading before
-   * it walks. Rle and reduce-by-key take 512 invocations x 4 rows for u32 keys (7680 keys with the
-   * walk; reduce-by-key 384 without it, above), and their walking subgroup goes on to the value
-   * look-back. H200, 2^24 / 2^26 / 2^28, same run (0.7.34): rle 0.067 / 0.216 / 0.819 ms against
-   * 0.071 / 0.246 / 0.949 without, reduce-by-key of u32 sums 0.088 / 0.299 / 1.135 against 0.092 /
-   * 0.312 / 1.193, unique 0.048 / 0.144 / 0.517 against 0.055 / 0.171 / 0.645 (CUB: rle 0.062 /
-   * 0.204 / 0.765, reduce-by-key 0.068 / 0.223 / 0.844, unique 0.045 / 0.139 / 0.503); another run,
-   * rle alone, 0.064 / 0.213 / 0.795 against 0.070 / 0.243 / 0.931 (CUB 0.065 / 0.206 / 0.764).
-   * Select and partition walk after their two sub-tiles: a walk of their own, tried in tiles of one
-   * sub-tile (staged after the walk), lost to them (H200, 0.7.35, 2^24 / 2^26 / 2^28, select and
-   * partition ms, same run): 256 x 4 rows 0.067 / 0.222 / 0.848 and 0.077 / 0.262 / 1.003, 384 x 4
-   * 0.062 / 0.203 / 0.770 and 0.081 / 0.280 / 1.079, 512 x 4 0.063 / 0.204 / 0.782 and 0.072 /
-   * 0.247 / 0.948, 1024 x 4 1.068 and 1.229 at 2^28; one sub-tile of 256 x 4 without it 0.858 and
-   * 1.030; the preset's two sub-tiles of 256 x 4 0.058 / 0.182 / 0.678 and 0.069 / 0.226 / 0.848
-   * (CUB 0.596 and 0.795). Nor did a walker stepping between the two sub-tiles' barriers, in a
-   * workgroup a subgroup larger (0.7.38, H200, 2^28, same run): select 0.864 ms and partition
-   * 0.999 against 0.679 and 0.848, in one sub-tile 0.810 and 0.939, in three 0.863 and 0.997. And
-   * the walker of unique, rle and reduce-by-key reading a later tile's input into cache as it
-   * walks, as the scan's does (0.7.38, same run): 8192 KiB ahead, unique 0.560 ms against 0.513,
-   * rle 0.831 against 0.817, reduce-by-key 1.324 against 1.068 (40 registers against 32); 4096
-   * and 16384 KiB, and keys alone, were slower too. */
+   * shared word. Unique gains most from it in 512 x 8 rows, so with it unique takes at most 512
+   * invocations; rle and reduce-by-key take 512 x 4 rows for u32 keys, and their walking
+   * subgroup goes on to the value look-back. On lavapipe the gain is within that machine's
+   * noise, so its preset (and the other vendors', unmeasured) keeps the whole tile loading
+   * before it walks (doc/tuning.md, "Look-back family: the early walk").
+   * Select and partition walk after their two sub-tiles: walks of their own lost to that, as
+   * did a walker reading a later tile's input into cache as it walks
+   * (doc/tuning.md, "Look-back family: early walks that lost"). */
   c->early_walk = walks_early(device_config, config) && c->workgroup_size > dev->subgroup_size &&
                   (uint64_t)(c->workgroup_size - dev->subgroup_size) * c->items < 0x10000;
   c->tile = (c->workgroup_size - (c->early_walk ? dev->subgroup_size : 0)) * c->items * c->subtiles;
   /* The others' walk (compact.comp's walk_for_count): by subgroup 0's ballots where the device's
-   * configuration says so (lavapipe: 7 to 21% less time for the five members at 2^22
-   * keys; the figures are in compact.comp), rle's and reduce-by-key's only where that walk is not
-   * known wrong for them (NVIDIA: device_config.c); else by the whole workgroup. */
+   * configuration says so (lavapipe: 7 to 21% less time for the five members at 2^22 keys),
+   * rle's and reduce-by-key's only where that walk is not known wrong for them (NVIDIA:
+   * device_config.c); else by the whole workgroup
+   * (doc/tuning.md, "Look-back family: subgroup 0's walk after loading"). */
   c->subgroup_walk =
       device_config->compact_subgroup_walk && (!reduces(config) || device_config->compact_runs_subgroup_walk);
-  /* Select's and partition's read-ahead, in whole tiles (at least one where any was asked). On
-   * an H200 (2^24 / 2^26 / 2^28 u32 keys, `bench --compact`, two rounds, same run), NVIDIA's
-   * 8192 KiB (256 of their tiles of 32 KiB): select 0.056 to 0.057 / 0.182 to 0.184 / 0.677 to
-   * 0.678 ms against 0.063 to 0.064 / 0.220 to 0.221 / 0.831 to 0.835 without, partition 0.069
-   * / 0.225 to 0.227 / 0.849 to 0.852 against 0.079 to 0.080 / 0.278 to 0.284 / 1.085 to 1.090
-   * (CUB: 0.051 / 0.160 / 0.592 and 0.064 / 0.209 / 0.795). Other distances (another run, at
-   * 2^28, select and partition): 66 tiles 0.747 and 0.928 ms, 132 0.719 and 0.886, 264 0.687 and
-   * 0.862, 528 0.710 and 0.974. On an H100 (0.7.50, 2^26 / 2^28, two rounds, same run) 8192 KiB
-   * stays select's best: 0.194 / 0.726 and 0.727 ms, against 0.197 and 0.199 / 0.752 and 0.753 at
-   * 4096, 0.195 / 0.738 and 0.740 at 6144, 0.195 and 0.196 / 0.732 and 0.734 at 12288, 0.218 and
-   * 0.219 / 0.837 and 0.841 at 16384 (CUB 0.188 and 0.189 / 0.699 and 0.700); partition was 1.5 to
-   * 2% faster at 6144 (0.928 and 0.932 ms at 2^28 against 0.944 and 0.946; CUB 0.970 and 0.976),
-   * slower at 12288 and 16384; three sub-tiles gained neither (0.729 and 0.730, 0.947 and 0.948;
-   * 0.7.52, one round: three 0.726 and 0.942, four 0.727 and 0.941, two 0.729 and 0.951).
-   * Not for the other modes: unique, whose tiles load all their rows
-   * at once, took 0.739 ms at 132 of its tiles ahead against 0.647, reduce-by-key 1.38 against
-   * 1.18, rle 0.925 against 0.936; again at 1, 2, 4, 8 and 16 MiB ahead (H200, 0.7.32, 2^28,
-   * same run, against 0.646 to 0.648, 0.946 to 0.949 and 1.189 to 1.195 without), unique took
-   * 0.667 to 0.734 ms, rle 0.937 to 0.951 (at most 1% faster) and reduce-by-key, whose
-   * read-ahead of keys and values took 56 registers against 40, 1.333 to 1.610; nor the scan
-   * (0.908 against 0.683, at 86 registers against 64: one workgroup an SM instead of two) or
-   * the sort's passes (u32 keys 7.00 ms against 5.62 at 256 tiles ahead). */
+  /* Select's and partition's read-ahead, in whole tiles (at least one where any was asked).
+   * NVIDIA's 8192 KiB (256 of their tiles of 32 KiB) is select's best distance on the H200 and
+   * the H100 (doc/tuning.md, "Look-back family: read-ahead distance"). The other modes gained
+   * nothing from it or lost, as did the scan and the sort's passes
+   * (doc/tuning.md, "Look-back family: read-ahead in the other modes"). */
   if (GS_COMPACT_STAGES(config->mode) && device_config->compact_read_ahead_kib) {
     const uint64_t tile_bytes = (uint64_t)c->tile * key_bytes;
     const uint64_t tiles = (uint64_t)device_config->compact_read_ahead_kib * 1024 / tile_bytes;

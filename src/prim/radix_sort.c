@@ -8,10 +8,8 @@
 
 enum {
   /* The histogram's tiles: 256 invocations x 16 keys, taken in turn by at most the device
-   * configuration's histogram_groups workgroups (H100, 2^28, same run, at most 4096: u32 keys
-   * 6.94 ms; 128 x 16 in 1584 workgroups, as many as the device holds at once, 6.93; 256 x 8
-   * 6.94; 128 x 32 in 2112 6.93; u64 keys 22.08 to 22.11); 8 or 12 rows left the u64 keys'
-   * 40 registers and every sort's time as they were (radix_histogram.comp) */
+   * configuration's histogram_groups workgroups; other shapes and workgroup counts sorted no
+   * faster (doc/tuning.md, "Sort: histogram tile and workgroup count") */
   HISTOGRAM_WORKGROUP = 256,
   HISTOGRAM_TILE_ROWS = 16,
   STATE_CONTROL_BYTES = 256,          /* gs_sort_control, padded */
@@ -46,9 +44,9 @@ static int fit_tile(const gs_radix_sort *s, uint32_t wg, uint32_t kpt, gs_radix_
    * digit-binning kernel's loops `for (d = lid; d < RADIX; d += WORKGROUP_SIZE)`, which happens
    * where the workgroup does not divide RADIX: at 10, 12, 20 or 24 subgroups the output came
    * back unsorted, or the process crashed. Loops with one trip count for every invocation sort
-   * right there, but on an H100 they took the u32 pass from 63 registers to 70 and 2^28 keys
-   * from 8.59 ms to 12.27 (same run), so the kernel keeps its loops and lavapipe, which runs
-   * 16 subgroups, refuses these shapes. */
+   * right there, but cost NVIDIA registers and time, so the kernel keeps its loops and
+   * lavapipe, which runs 16 subgroups, refuses these shapes
+   * (doc/tuning.md, "Sort: digit loops that lavapipe miscounts"). */
   const uint32_t subgroups = wg / sg;
   if (dev->info.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE && (subgroups & (subgroups - 1)) != 0)
     return gs_fail(GPUSORT_ERROR_USAGE, "sort tile of %u invocations: lavapipe sorts only in workgroups of a power of "
@@ -436,9 +434,8 @@ static int record_histograms(recording *r, unsigned passes, unsigned last_bits) 
 /* The digit-binning kernel of a pass: `plain` ones for passes that neither map nor unmap keys
  * (same interface), segmented ones for segmented sorts, a small sort's tile's for small sorts,
  * and with split_maps the first or the last pass's own. The plain ones pay where registers do
- * not show it: f32 keys' middle passes on the mapping pipeline took 0.347 ms at 2^26 against
- * 0.338 on the plain one, 79 registers both, 61,312 bytes of code against 51,584 (H100,
- * 0.7.46, a trial build, two rounds, same run: 1.535 and 1.536 ms against 1.516 and 1.515). */
+ * not show it: the map's code slows the middle passes at the same register count
+ * (doc/tuning.md, "Sort: plain passes without the key map"). */
 static const gs_kernel *pass_kernel(const recording *r, uint32_t flags) {
   const gs_radix_sort *s = r->s;
   const uint32_t maps = flags & (GS_SORT_FIRST_PASS | GS_SORT_LAST_PASS);

@@ -102,19 +102,12 @@ int gs_scan_create(gs_device *dev, const gs_memops *memops, const gs_device_conf
   if (acc->bytes > in->bytes && s->rows > 8) s->rows = 8;
   /* The early walk (scan_tiles.comp's scan_tile_early_walk): subgroup 0 of a look-back scan's
    * tiles holds no elements and walks the look-back while the others load theirs, so its tiles
-   * are a subgroup short. NVIDIA's preset takes it: H200, u32 sums, `bench --scan-algos --reps
-   * 11`, two rounds, same run, ms with and without: 2^24 0.054 and 0.056 against 0.056 and
-   * 0.057, 2^26 0.175 and 0.178 against 0.185 and 0.184, 2^28 0.665 and 0.668 against 0.685 and
-   * 0.683 (63 registers against 64). lavapipe (two cores, `--reps 5`, two rounds): 2^20 9.64 and
-   * 9.39 against 7.08 and 7.10, 2^22 38.4 and 37.8 against 28.8 and 28.7; llvmpipe runs a
-   * workgroup's subgroups in turn between barriers on one thread, so there the walk holds up the
+   * are a subgroup short. NVIDIA's preset takes it; not lavapipe, where llvmpipe runs a
+   * workgroup's subgroups in turn between barriers on one thread, so the walk holds up the
    * loads. As it walks, the walker reads the input read_ahead_kib past its tile into cache
    * (scan_tiles.comp's look_back_read_ahead), so that the memory stays busy while the tiles
-   * wait. NVIDIA's 8192 KiB (90 of its tiles of 12 rows then), H200, same run, ms at 2^24 /
-   * 2^26 / 2^28: 0.055 and 0.053 / 0.169 and 0.170 / 0.629 and 0.631 against the walk alone's
-   * 0.053 and 0.053 / 0.181 and 0.176 / 0.663 and 0.662 (CUB 0.061 / 0.183 / 0.689; copy 0.510
-   * at 2^28); 2880 KiB took 0.635 and 16384 0.639 at 2^28; with 13 rows 0.621 (8192 KiB) and
-   * 0.652 (none). */
+   * wait; NVIDIA's preset reads 8192 KiB ahead
+   * (doc/tuning.md, "Scan: early walk and read-ahead"). */
   s->early_walk = device_config->scan_early_walk && config->algo == GS_SCAN_LOOKBACK && !config->reduce_only &&
                   s->workgroup_size > dev->subgroup_size;
   s->read_ahead_kib = s->early_walk ? device_config->scan_read_ahead_kib : 0;

@@ -109,8 +109,7 @@ uint32_t gs_scan_tile_for(const gs_scan *s, uint64_t max_n);
 /* Whether s leaves its state ready for its next scan of the same capacity, so that only the
  * state's first use needs clearing: look-back scans with packed descriptors, which stamp each
  * descriptor with the dispatch's epoch (scan_tiles.comp). The clear (a dispatch and a barrier)
- * cost 4 to 5 us a scan: H200, `bench --scan-algos`, u32 sums, same runs, 0.009 ms against
- * 0.014 at 2^20, 0.057 against 0.061 at 2^24. */
+ * cost 4 to 5 us a scan (doc/tuning.md, "Scan: keeping look-back state between scans"). */
 bool gs_scan_keeps_state(const gs_scan *s);
 
 /* Records the scan (or reduction) of the first n input elements into output, starting with a
