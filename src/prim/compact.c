@@ -94,14 +94,14 @@ int gs_compact_create(gs_device *dev, const gs_memops *memops, const gs_device_c
   if (subtiles > 64) subtiles = 64; /* (a knob's; shared memory allows far fewer on any device) */
   uint32_t most = 256, most_rows = 4, most_loads = 4096;
   if (config->mode == GS_COMPACT_PARTITION && subtiles == 1) most = 384;
-  if (config->mode == GS_COMPACT_UNIQUE) /* (with an early walk: below) */
+  if (config->mode == GS_COMPACT_UNIQUE) /* (fewer invocations with an early walk: c->early_walk below) */
     most = walks_early(device_config, config) ? 512 : 1024, most_rows = 8, most_loads = 8192;
   /* (rows whose packed counts take two words or more total each word by a shuffle:
    * compact.comp's rank_rows) Other devices than NVIDIA take the same bounds, unmeasured
    * there (reduce-by-key's 384, from 512 before 0.7.27, too, and unique's 8 rows in AMD's and
    * Intel's 512 invocations, 4 before 0.7.29). */
   if (reduces(config)) {
-    const bool wider = config->count_runs || walks_early(device_config, config); /* (above) */
+    const bool wider = config->count_runs || walks_early(device_config, config); /* (the shapes above) */
     most = !narrow ? 256 : wider ? 512 : 384, most_rows = 8, most_loads = !narrow ? 1024 : wider ? 2048 : 1536;
   }
   if (most > dev->info.max_workgroup_size) most = dev->info.max_workgroup_size;
