@@ -151,6 +151,16 @@ class SortThen(tc.FilesCase):
         self.assertEqual(p.stdout, np.unique(keys).tobytes())
         report = json.loads(p.stderr)
         self.assertEqual((report["command"], report["records"], report["runs"]), ("sort", 4097, len(np.unique(keys))))
+        # rle of keys alone to a stream (its records are assembled on the host, unlike the keys'),
+        # and to /dev/null
+        layout = Layout("u32", keys, self.rng)
+        for count_type in ("u32", "u64"):
+            p = run(["sort", "--rle", "--count-type", count_type, "--keys", "u32"], data=keys.tobytes())
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout, sort_then(layout, "rle", count_type=count_type)[0], count_type)
+        inp = self.write("in.bin", keys.tobytes())
+        p = run(["sort", "-q", "--rle", "--keys", "u32", inp, "/dev/null"])
+        self.assertEqual((p.returncode, p.stderr), (0, b""))
 
     def test_report(self):
         """The count line before the checksum, and a row for the step."""

@@ -290,7 +290,7 @@ int gs_sort_engine_init(gs_sort_engine *e, gs_context *ctx, const gs_sort_reques
       (rc = create_buffers(e)) || (rc = gs_submitter_init(&ctx->dev, &e->submitter, "the GPU sort")))
     return rc;
   gs_trace("sort engine: input and staging buffers ready");
-  if (e->kind != GS_OUT_KEYS && !(e->scratch = malloc(SCRATCH_BYTES)))
+  if (e->emit_kind != GS_OUT_KEYS && !(e->scratch = malloc(SCRATCH_BYTES)))
     return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
   e->times.setup += gs_now() - start;
   return GPUSORT_OK;
