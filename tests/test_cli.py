@@ -294,6 +294,39 @@ class Outputs(CliTest):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertTrue(stat.S_ISCHR(os.stat("/dev/null").st_mode))
 
+    def test_symbolic_link_output(self):
+        """A link to a regular file: its target is replaced (with -f) and the link stays; a link
+        to nothing is refused."""
+        target = self.write("target.bin", b"precious")
+        link = self.path("link.bin")
+        os.symlink("target.bin", link)
+        self.assert_error(run(["--keys", "u32", self.inp, link]), 2, "already exists")
+        self.assertEqual(self.read("target.bin"), b"precious")
+        p = run(["--keys", "u32", "-f", self.inp, link])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(os.readlink(link), "target.bin")
+        self.assertEqual(u32_list(self.read("target.bin")), sorted(self.values))
+        os.symlink("nowhere.bin", self.path("dangling.bin"))
+        self.assert_error(run(["--keys", "u32", self.inp, self.path("dangling.bin")]), 2, "symbolic link",
+                          "does not exist")
+        self.assertFalse(os.path.exists(self.path("nowhere.bin")))
+        self.assert_no_temp_files()
+
+    def test_descriptor_paths(self):
+        """/dev/stdout, /dev/fd/N and /proc/self/fd/N write through the descriptor: into the
+        file a shell opened (appending after `>>`), never replacing the path's link."""
+        want = u32(sorted(self.values))
+        for name, mode, head in [("/dev/stdout", "wb", b""), ("/dev/stdout", "ab", b"HEAD"),
+                                 ("/dev/fd/1", "ab", b"HEAD"), ("/proc/self/fd/1", "wb", b"")]:
+            out = self.write("out.bin", head)
+            with open(out, mode) as f:
+                p = run(["--keys", "u32", "-f", self.inp, name], stdout=f)
+            self.assertEqual(p.returncode, 0, f"{name}: {p.stderr}")
+            self.assertEqual(self.read("out.bin"), head + want, name)
+        self.assertTrue(os.path.islink("/dev/stdout"))
+        self.assert_error(run(["--keys", "u32", self.inp, "/dev/fd/97"]), 1, "/dev/fd/97")
+        self.assert_no_temp_files()
+
     def test_new_file_permissions_follow_umask(self):
         old = os.umask(0o027)
         try:

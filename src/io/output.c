@@ -97,16 +97,36 @@ void gs_unlink_guarded_temp(const char *path) {
   pthread_mutex_unlock(&temp_lock);
 }
 
+/* The descriptor that /dev/stdout, /dev/stderr, /dev/fd/N or /proc/self/fd/N names ("-": 1);
+ * -1 for any other path. Such an output is written through the descriptor itself: opened
+ * again by name it would start at offset 0 (over what a `>>` appends to), and a regular file
+ * behind it would be replaced by a rename rather than written. */
+static int standard_descriptor(const char *path) {
+  if (strcmp(path, "-") == 0 || strcmp(path, "/dev/stdout") == 0) return STDOUT_FILENO;
+  if (strcmp(path, "/dev/stderr") == 0) return STDERR_FILENO;
+  const char *digits = strncmp(path, "/dev/fd/", 8) == 0         ? path + 8
+                       : strncmp(path, "/proc/self/fd/", 14) == 0 ? path + 14
+                                                                  : NULL;
+  if (!digits || *digits < '0' || *digits > '9') return -1;
+  char *end;
+  const long fd = strtol(digits, &end, 10);
+  return *end == '\0' && fd <= INT_MAX ? (int)fd : -1;
+}
+
 int gs_output_preflight(const char *path, bool force, const gs_input *input) {
-  if (strcmp(path, "-") == 0) {
-    if (isatty(STDOUT_FILENO) && !force)
-      return gs_fail(GPUSORT_ERROR_OUTPUT_IS_TERMINAL, "stdout is a terminal: refusing to write binary data there");
+  const int standard = standard_descriptor(path);
+  if (standard >= 0) {
+    if (isatty(standard) && !force)
+      return gs_fail(GPUSORT_ERROR_OUTPUT_IS_TERMINAL, "%s is a terminal: refusing to write binary data there",
+                     standard == STDOUT_FILENO ? "stdout" : path);
     return GPUSORT_OK;
   }
   struct stat st;
   if (stat(path, &st) != 0) {
-    if (errno == ENOENT) return GPUSORT_OK;
-    return gs_fail(GPUSORT_ERROR_IO, "cannot stat %s: %s", path, strerror(errno));
+    if (errno != ENOENT) return gs_fail(GPUSORT_ERROR_IO, "cannot stat %s: %s", path, strerror(errno));
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+      return gs_fail(GPUSORT_ERROR_USAGE, "%s is a symbolic link to a file that does not exist", path);
+    return GPUSORT_OK;
   }
   if (input && input->is_regular && st.st_dev == input->st.st_dev && st.st_ino == input->st.st_ino)
     return gs_fail(GPUSORT_ERROR_OUTPUT_IS_INPUT, "%s is the input file %s: refusing to overwrite the input", path, input->name);
@@ -144,32 +164,47 @@ int gs_output_open(gs_output *out, const char *path) {
   out->map_slot = -1;
   out->path = path;
   out->name = path;
-  if (strcmp(path, "-") == 0) {
-    out->name = "stdout";
+  const int standard = standard_descriptor(path);
+  if (standard == STDOUT_FILENO) {
+    out->name = strcmp(path, "-") == 0 ? "stdout" : path;
     out->fd = STDOUT_FILENO;
     out->direct = true;
     return GPUSORT_OK;
   }
+  if (standard >= 0) { /* (a descriptor of its own, which the commit closes) */
+    out->fd = fcntl(standard, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+    if (out->fd < 0) return gs_fail(GPUSORT_ERROR_IO, "cannot write %s: %s", path, strerror(errno));
+    out->direct = true;
+    return GPUSORT_OK;
+  }
   struct stat st;
+  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+    /* the link's target is replaced, and the link stays */
+    if (!(out->resolved = realpath(path, NULL)))
+      return gs_fail(GPUSORT_ERROR_IO, "cannot follow the link %s: %s", path, strerror(errno));
+    path = out->path = out->resolved;
+  }
+  int rc = GPUSORT_OK;
   if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
     out->fd = open(path, O_WRONLY | O_CLOEXEC);
     if (out->fd < 0) return gs_fail(GPUSORT_ERROR_IO, "cannot open %s: %s", path, strerror(errno));
     out->direct = true;
-    return GPUSORT_OK;
+  } else if (!(out->temp_path = malloc(strlen(path) + 32))) {
+    rc = gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
+  } else {
+    const char *slash = strrchr(path, '/');
+    const int err = create_temp(out, slash ? (int)(slash - path + 1) : 0, slash ? slash + 1 : path);
+    if (out->fd < 0) {
+      free(out->temp_path);
+      out->temp_path = NULL;
+      rc = gs_fail(GPUSORT_ERROR_IO, "cannot create a file beside %s: %s", path, strerror(err));
+    }
   }
-  const char *slash = strrchr(path, '/');
-  const int dir_len = slash ? (int)(slash - path + 1) : 0;
-  const char *base = slash ? slash + 1 : path;
-  size_t size = strlen(path) + 32;
-  out->temp_path = malloc(size);
-  if (!out->temp_path) return gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
-  const int err = create_temp(out, dir_len, base);
-  if (out->fd < 0) {
-    free(out->temp_path);
-    out->temp_path = NULL;
-    return gs_fail(GPUSORT_ERROR_IO, "cannot create a file beside %s: %s", path, strerror(err));
+  if (rc != GPUSORT_OK) {
+    free(out->resolved);
+    out->resolved = NULL;
   }
-  return GPUSORT_OK;
+  return rc;
 }
 
 /* write() or pwrite() until done; returns 0 or an errno value. */
@@ -354,6 +389,8 @@ int gs_output_commit(gs_output *out) {
   out->temp_path = NULL;
   unguard_temp(out->temp_slot);
   out->temp_slot = -1;
+  free(out->resolved);
+  out->resolved = NULL;
   return GPUSORT_OK;
 }
 
@@ -394,4 +431,6 @@ void gs_output_abort(gs_output *out) {
     out->temp_path = NULL;
     unguard_temp(out->temp_slot);
   }
+  free(out->resolved);
+  out->resolved = NULL;
 }

@@ -3,7 +3,10 @@
  * A named OUTPUT is written to a temporary file in its directory and renamed over OUTPUT only
  * when complete; on failure the temporary file is removed, and a program's signal handlers
  * remove those of outputs in progress with gs_remove_temporary_files(). "-" writes to
- * stdout; existing non-regular files (/dev/null, FIFOs) are written in place. */
+ * stdout, as do /dev/stdout, /dev/fd/N and /proc/self/fd/N to their descriptor (in its offset
+ * and mode: a shell's `>>` appends); existing non-regular files (/dev/null, FIFOs) are written
+ * in place; a symbolic link to a regular file is followed: the temporary file lies beside the
+ * link's target and replaces it, and the link stays. */
 #ifndef GS_IO_OUTPUT_H
 #define GS_IO_OUTPUT_H
 
@@ -14,7 +17,8 @@
 #include "io/input.h"
 
 typedef struct {
-  const char *path; /* as given; "-" is stdout */
+  const char *path; /* as given ("-" is stdout), or the target of a symbolic link (resolved) */
+  char *resolved;   /* a symbolic link's target, while the output is open */
   const char *name; /* for messages */
   char *temp_path;  /* while a temporary file exists */
   int temp_slot;    /* its entry in the table gs_remove_temporary_files() reads; -1 if none */
@@ -32,8 +36,8 @@ typedef struct {
 } gs_output;
 
 /* Checks made before any work: refuses an OUTPUT that is INPUT (same file, also through
- * links), an existing regular OUTPUT unless `force`, a directory, and binary data to a
- * terminal unless `force`. `input` may be NULL. */
+ * links), an existing regular OUTPUT unless `force`, a directory, a symbolic link to nothing,
+ * and binary data to a terminal unless `force`. `input` may be NULL. */
 int gs_output_preflight(const char *path, bool force, const gs_input *input);
 
 int gs_output_open(gs_output *out, const char *path);
