@@ -617,7 +617,8 @@ GPUSORT_API int gpusort_sort_then_file(gpusort_context *ctx, const char *input, 
                                        gpusort_report *report);
 
 /* Host only: GPUSORT_OK if the file's records are in key order (options: GPUSORT_DESCENDING and
- * the bit range), GPUSORT_ERROR_NOT_SORTED naming the first record out of order if not. */
+ * the bit range), GPUSORT_ERROR_NOT_SORTED naming the first record out of order if not; the
+ * report is filled either way (since 0.7.53). */
 GPUSORT_API int gpusort_check_file(gpusort_context *ctx, const char *input, const gpusort_layout *layout,
                                    const gpusort_sort_options *options, gpusort_report *report);
 

@@ -481,6 +481,11 @@ class Verification(CliTest):
             corrupt[i] += 1
         bad_path = self.write("corrupt.bin", u32(corrupt))
         self.assert_error(run(["check", "--keys", "u32", bad_path]), 3, f"at record {i + 1}")
+        for path, code, answer in [(sorted_path, 0, True), (bad_path, 3, False)]:  # --json answers either way
+            p = run(["check", "--json", "--keys", "u32", path])
+            self.assertEqual(p.returncode, code, p.stderr)
+            report = json.loads(p.stdout)
+            self.assertEqual((report["sorted"], report["records"]), (answer, 30000), path)
         self.assertEqual(run(["check", "-q", "--keys", "u32", "-"], data=u32(sorted(self.values))).returncode, 0)
         self.assertEqual(run(["check", "-q", "--keys", "u32", "-"], data=u32(corrupt)).returncode, 3)
         self.assertEqual(run(["check", "--keys", "u32", self.write("e.bin", b"")]).returncode, 0)

@@ -41,14 +41,16 @@ int cli_check(int argc, char **argv) {
                     (rc = cli_parse_bits(bits_text, key_bits, &sort.begin_bit, &sort.end_bit))))
     return rc;
   gpusort_report r = GPUSORT_REPORT_INIT;
-  if ((rc = gpusort_check_file(NULL, file, &layout, &sort, &r))) return cli_library_error(rc);
-  if (common.json) {
+  rc = gpusort_check_file(NULL, file, &layout, &sort, &r);
+  if (common.json && (rc == GPUSORT_OK || rc == GPUSORT_ERROR_NOT_SORTED)) { /* (records out of order: the line too) */
     cli_json j;
     cli_json_begin(&j, stdout);
     cli_json_report(&j, "check", NULL, &r, NULL);
-    cli_json_raw(&j, "sorted", "true");
+    cli_json_raw(&j, "sorted", rc == GPUSORT_OK ? "true" : "false");
     cli_json_end(&j);
-  } else if (common.verbosity >= 1) {
+  }
+  if (rc) return cli_library_error(rc);
+  if (!common.json && common.verbosity >= 1) {
     char what[160];
     cli_describe_layout(&layout, what, sizeof what);
     cli_note("%s: sorted%s, %llu %s", strcmp(file, "-") == 0 ? "stdin" : file,
