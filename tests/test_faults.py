@@ -351,11 +351,13 @@ class AllocationFailure(FaultTest):
                 expected, got = self.path("expected.bin"), self.path("got.bin")
                 p = run(["-q", "-f"] + args + [inp, expected])
                 self.assertEqual(p.returncode, 0, p.stderr)
-                p = run(["-f"] + args + [inp, got], env={"GPUSORT_TEST_FAIL_ALLOC_BYTES": str(1 << 20)})
-                self.assertEqual(p.returncode, 0, p.stderr)
-                self.assertIn("partition", p.stderr.decode())  # (out of core)
-                self.assertEqual(sha256(got), sha256(expected))
-                self.assert_nothing_lost()
+                # 1 MiB: the first smaller pieces fit; 64 KiB: only after halving the budget many times
+                for limit in (1 << 20, 1 << 16):
+                    p = run(["-f"] + args + [inp, got], env={"GPUSORT_TEST_FAIL_ALLOC_BYTES": str(limit)})
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    self.assertIn("partition", p.stderr.decode())  # (out of core)
+                    self.assertEqual(sha256(got), sha256(expected), limit)
+                    self.assert_nothing_lost()
 
     def test_clear_error_when_nothing_fits(self):
         inp = self.gen("in.bin", 1 << 20)

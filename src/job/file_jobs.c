@@ -305,20 +305,24 @@ static void release_forms(const gs_context *c, gs_normalized_forms *forms) {
 }
 
 /* Out of core, within the budget; where the GPU's memory turns out to be short of what the
- * budget promised, with half as much, twice at most. *capacity: the records its sorts were
- * sized for. */
+ * budget promised (before anything is written), again with half as much, for as long as that
+ * makes the sorts smaller. *capacity: the records its sorts were sized for. */
 static int sort_out_of_core(gs_context *c, const gs_input *in, uint64_t n, gs_sort_request *r, const char *output,
                             gs_output *out, gs_emitter *emitter, gpusort_report *report, uint64_t budget,
                             uint64_t *capacity) {
   char dir[4096];
   scratch_dir_for(c, output, dir, sizeof dir);
   int rc = GPUSORT_OK;
-  for (int attempt = 0; attempt < 3; attempt++, budget /= 2) {
+  uint64_t tried = UINT64_MAX; /* the capacity of the last attempt */
+  for (int attempt = 0; attempt < 40; attempt++, budget /= 2) {
+    const uint64_t fits = gs_out_of_core_capacity(c, r, budget);
+    if (attempt > 0 && (fits == 0 || fits >= tried)) break; /* no smaller sort left to try */
+    tried = fits;
     const gs_out_of_core_job job = {.ctx = c,
                                     .request = r,
                                     .input = in,
                                     .n = n,
-                                    .capacity = gs_out_of_core_capacity(c, r, budget),
+                                    .capacity = fits,
                                     .scratch_dir = dir,
                                     .out = out,
                                     .emitter = emitter,
