@@ -1020,6 +1020,16 @@ class DevicesAndBench(CliTest):
         lines = p.stdout.decode().split("\n")
         self.assertIn("subgroup", lines[0])
         self.assertTrue(any(l.startswith("*") for l in lines), p.stdout)
+        # --json: an object a line, one of them the default
+        p = run(["devices", "--json"], env={"GPUSORT_SCAN_WORKGROUP": "64"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        devices = [json.loads(l) for l in p.stdout.decode().splitlines()]
+        self.assertEqual([d["index"] for d in devices], list(range(len(devices))))
+        chosen = [d for d in devices if d["default"]]
+        self.assertEqual(len(chosen), 1, devices)
+        self.assertTrue(chosen[0]["usable"])
+        self.assertEqual(chosen[0]["scan_workgroup_size"], 64)
+        self.assertGreater(chosen[0]["subgroup_size"], 0)
         # -v: the configuration, knobs included (the look-back family's workgroup follows the scan's knob)
         p = run(["devices", "-v"], env={"GPUSORT_SCAN_WORKGROUP": "64", "GPUSORT_COMPACT_SUBTILES": "3"})
         self.assertEqual(p.returncode, 0, p.stderr)

@@ -64,6 +64,36 @@ static void print_configuration(const gpusort_device_info *d) {
            "tiles\n", d->scan_small_rows, d->scan_small_min_tiles);
 }
 
+/* --json: one object a line for each device, its preset's main tiles where it is usable. */
+static void print_json(const gpusort_device_info *d) {
+  cli_json j;
+  cli_json_begin(&j, stdout);
+  cli_json_count(&j, "index", d->index);
+  cli_json_raw(&j, "default", d->is_default ? "true" : "false");
+  cli_json_string(&j, "type", gpusort_device_type_name(d->type));
+  cli_json_string(&j, "name", d->name);
+  cli_json_string(&j, "driver", d->driver);
+  cli_json_count(&j, "vendor_id", d->vendor_id);
+  cli_json_count(&j, "device_id", d->device_id);
+  cli_json_count(&j, "subgroup_size", d->subgroup_size);
+  cli_json_count(&j, "memory_bytes", d->memory_bytes);
+  cli_json_count(&j, "max_buffer_bytes", d->max_buffer_bytes);
+  cli_json_raw(&j, "usable", d->usable ? "true" : "false");
+  if (!d->usable) {
+    cli_json_string(&j, "unusable_reason", d->unusable_reason);
+  } else {
+    cli_json_string(&j, "preset", d->preset);
+    cli_json_count(&j, "sort_workgroup_size", d->sort_workgroup_size);
+    cli_json_count(&j, "sort_keys_per_invocation", d->sort_keys_per_invocation);
+    cli_json_count(&j, "sort_workgroup_size_wide", d->sort_workgroup_size_wide);
+    cli_json_count(&j, "sort_keys_per_invocation_wide", d->sort_keys_per_invocation_wide);
+    cli_json_count(&j, "scan_workgroup_size", d->scan_workgroup_size);
+    cli_json_count(&j, "scan_rows", d->scan_rows);
+    cli_json_count(&j, "compact_workgroup_size", d->compact_workgroup_size);
+  }
+  cli_json_end(&j);
+}
+
 int cli_devices(int argc, char **argv) {
   static const struct option longopts[] = {CLI_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
   cli_common common;
@@ -87,6 +117,11 @@ int cli_devices(int argc, char **argv) {
   if ((rc = gpusort_list_devices(infos, count, &count))) {
     free(infos);
     return cli_library_error(rc);
+  }
+  if (common.json) {
+    for (uint32_t i = 0; i < count; i++) print_json(&infos[i]);
+    free(infos);
+    return GPUSORT_OK;
   }
   printf("%-7s %-10s %-8s %-11s %-11s %s\n", "index", "type", "subgroup", "memory", "max buffer", "name (driver)");
   for (uint32_t i = 0; i < count; i++) {
