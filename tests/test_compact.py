@@ -601,6 +601,7 @@ class Compact(FilesCase):
             (["unique", "--keys", "u32", "--values", "bytes:4"], "--values: unknown type"),
             (["select", "--keys", "u32"], "missing --where"),
             (["partition", "--keys", "u32"], "missing --where"),
+            (["select", "--keys", "u32", "--where", ">= 2", "--where", "< 2"], "--where is given twice"),
             (["select", "--keys", "bytes:2", "--where", "> 1"], "--keys: unknown type 'bytes:2'"),
             (["rle", "--keys", "u32", "--count-type", "u16"], "--count-type takes u32 or u64"),
             (["reduce-by-key", "--keys", "u32", "--values", "u32", "--op", "avg"], "--op takes sum, min or max"),

@@ -46,7 +46,11 @@ typedef struct {
 static int compact_option(compact_args *o, int opt, const char *arg) {
   switch (opt) {
   case OPT_KEYS: return cli_parse_field_type("--keys", arg, &o->layout_options.key, NULL); /* numbers of every form */
-  case OPT_WHERE: o->compact.where = arg; return GPUSORT_OK;
+  case OPT_WHERE: /* (a second one would silently replace the first) */
+    if (o->compact.where)
+      return cli_fail(GPUSORT_ERROR_USAGE, "--where is given twice; join the expressions with 'and' or 'or'");
+    o->compact.where = arg;
+    return GPUSORT_OK;
   case OPT_COUNT_TYPE:
     if (strcmp(arg, "u32") != 0 && strcmp(arg, "u64") != 0)
       return cli_fail(GPUSORT_ERROR_USAGE, "--count-type takes u32 or u64, not '%s'", arg);
