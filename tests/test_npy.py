@@ -125,6 +125,19 @@ class Npy(unittest.TestCase):
         self.ok("-f", "--key", "b", self.path("al.npy"), self.path("al_out.npy"))
         np.testing.assert_array_equal(np.load(self.path("al_out.npy"))["b"], np.sort(aligned["b"]))
 
+    def test_arrays_of_more_dimensions_are_flattened(self):
+        """As numpy's functions with axis=None: the elements in C order, written 1-D."""
+        for shape in [(40, 50), (3, 4, 5), (), (0, 5)]:
+            a = self.values("<i4", int(np.prod(shape))).reshape(shape)
+            np.save(self.path("in.npy"), a)
+            with self.subTest(shape=shape):
+                self.ok("-f", self.path("in.npy"), self.path("out.npy"))
+                np.testing.assert_array_equal(np.load(self.path("out.npy")), np.sort(a, axis=None, kind="stable"))
+                self.ok("-f", "--argsort", self.path("in.npy"), self.path("idx.npy"))
+                np.testing.assert_array_equal(np.load(self.path("idx.npy")), np.argsort(a, axis=None, kind="stable"))
+                self.ok("scan", "-f", "--acc", "i64", self.path("in.npy"), self.path("sum.npy"))
+                np.testing.assert_array_equal(np.load(self.path("sum.npy")), np.cumsum(a, axis=None, dtype=np.int64))
+
     def test_scan_and_reduce(self):
         a = self.values("<u4", 10000)
         np.save(self.path("in.npy"), a)
