@@ -239,6 +239,11 @@ class Inputs(CliTest):
                           "--mem-limit")
         self.assert_error(run(["--keys", "u32", "--mem-limit", "lots", inp, self.path("o")]), 2, "--mem-limit",
                           "'lots'")
+        # a budget under 1 MiB short of what a sort needs, in units that tell the two apart
+        big = self.write("big.bin", u32(random_u32(1 << 17, 3)) * 2)  # 2^17 u64 keys
+        p = run(["--keys", "u64", "--mem-limit", "64K", big, self.path("o")])
+        self.assert_error(p, 1, "more than the budget of 64.0 KiB")
+        self.assertRegex(p.stderr.decode(), r"needs \d+\.\d KiB")
         self.assertFalse(os.path.exists(self.path("o")))
         self.assert_no_temp_files()
 

@@ -226,8 +226,12 @@ int gs_context_gather(gs_context *c, const gs_gather **gather) {
   return GPUSORT_OK;
 }
 
+/* In MiB to one decimal, or in KiB (or bytes) where that would print the same for two
+ * different amounts under 1 MiB. */
 static void format_mib(char *buf, size_t size, uint64_t bytes) {
-  snprintf(buf, size, "%.1f MiB", (double)bytes / (1 << 20));
+  if (bytes >= (1u << 20)) snprintf(buf, size, "%.1f MiB", (double)bytes / (1 << 20));
+  else if (bytes >= 10240) snprintf(buf, size, "%.1f KiB", (double)bytes / 1024);
+  else snprintf(buf, size, "%llu bytes", (unsigned long long)bytes);
 }
 
 int gs_context_check_budget(const gs_context *c, uint64_t bytes, const char *what) {
