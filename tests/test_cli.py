@@ -206,6 +206,12 @@ class Usage(CliTest):
         self.assert_error(run(["gen", "--keys", "u32", "-n", "4", "--dist", "zipf", "o"]), 2,
                           "unknown distribution")
         self.assert_error(run(["bench", "--sizes", "2^x"]), 2, "--sizes")
+        # sizes no file holds are refused at once; one past the disk fails before any writing
+        for n in ("2^62", "18446744073709551615"):
+            self.assert_error(run(["gen", "--keys", "u32", "-n", n, self.path("o")]), 2, "more than a file can hold")
+        self.assert_error(run(["gen", "--keys", "u64", "-n", "2^58", self.path("o")]), 1, "cannot write")
+        self.assertFalse(os.path.exists(self.path("o")))
+        self.assert_no_temp_files()
 
     def test_device_out_of_range(self):
         inp = self.write("in.bin", u32([3, 1, 2]))

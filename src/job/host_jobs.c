@@ -97,12 +97,20 @@ int gs_file_generate(const char *output, const gs_layout *layout, gs_dist dist, 
                      gs_file_flags flags, gpusort_report *report) {
   const double start = gs_now();
   const size_t R = layout->record_bytes;
+  if (n > (uint64_t)INT64_MAX / R)
+    return gs_fail(GPUSORT_ERROR_USAGE, "%llu records of %zu bytes: more than a file can hold",
+                   (unsigned long long)n, R);
   int rc = gs_output_preflight(output, flags.overwrite, NULL);
   if (rc) return rc;
   gs_output out;
   gs_emitter emitter = {0};
   if ((rc = gs_output_open(&out, output))) return rc;
   out.sync = flags.sync;
+  /* a file's whole size up front: a disk too small for it fails here, not when it is full */
+  if ((rc = gs_output_reserve(&out, n * R))) {
+    gs_output_abort(&out);
+    return rc;
+  }
   const uint64_t chunk = GENERATE_CHUNK_BYTES / R ? GENERATE_CHUNK_BYTES / R : 1;
   unsigned char *buf = malloc((n < chunk ? (n ? n : 1) : chunk) * R);
   if (!buf) rc = gs_fail(GPUSORT_ERROR_OUT_OF_MEMORY, "out of host memory");
