@@ -287,6 +287,12 @@ class Outputs(CliTest):
                     os.path.join(self.dir, ".", "in.bin")]:
             self.assert_error(run(["--keys", "u32", "-f", self.inp, out]), 2, "is the input file")
             self.assertEqual(self.read("in.bin"), original)
+        # stdout (or /dev/stdout) appending to the input
+        for out in ["-", "/dev/stdout"]:
+            with open(self.inp, "ab") as f:
+                p = run(["--keys", "u32", self.inp, out], stdout=f)
+            self.assert_error(p, 2, "is the input file")
+            self.assertEqual(self.read("in.bin"), original)
         # refused as the input before the input's size is judged (not a whole number of u64)
         odd = self.write("odd.bin", b"\x01" * 12)
         self.assert_error(run(["--keys", "u64", "-f", odd, odd]), 2, "is the input file")

@@ -115,13 +115,17 @@ static int standard_descriptor(const char *path) {
 
 int gs_output_preflight(const char *path, bool force, const gs_input *input) {
   const int standard = standard_descriptor(path);
+  struct stat st;
   if (standard >= 0) {
+    const char *name = strcmp(path, "-") == 0 ? "stdout" : path;
+    if (input && input->is_regular && fstat(standard, &st) == 0 && st.st_dev == input->st.st_dev &&
+        st.st_ino == input->st.st_ino) /* (`gpusort in.bin - >> in.bin`) */
+      return gs_fail(GPUSORT_ERROR_OUTPUT_IS_INPUT, "%s is the input file %s: refusing to write to the input", name,
+                     input->name);
     if (isatty(standard) && !force)
-      return gs_fail(GPUSORT_ERROR_OUTPUT_IS_TERMINAL, "%s is a terminal: refusing to write binary data there",
-                     standard == STDOUT_FILENO ? "stdout" : path);
+      return gs_fail(GPUSORT_ERROR_OUTPUT_IS_TERMINAL, "%s is a terminal: refusing to write binary data there", name);
     return GPUSORT_OK;
   }
-  struct stat st;
   if (stat(path, &st) != 0) {
     if (errno != ENOENT) return gs_fail(GPUSORT_ERROR_IO, "cannot stat %s: %s", path, strerror(errno));
     if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
