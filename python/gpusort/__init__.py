@@ -136,7 +136,7 @@ for _i in range(_capi.GPUSORT_MAX_STAGES):
 
 
 def library_version():
-    """The version string of the loaded libgpusort ("0.7.52")."""
+    """The version string of the loaded libgpusort ("0.7.53")."""
     return _lib.gpusort_version_string().decode()
 
 
