@@ -36,7 +36,9 @@ static const char help_intro[] =
     "INPUT and OUTPUT are paths; - is stdin or stdout, as are those left out (binary data goes\n"
     "to a terminal only with -f). A regular INPUT is memory-mapped and\n"
     "never modified. OUTPUT is written to a temporary file beside it and renamed when\n"
-    "complete, so a failed run leaves no partial output. An empty INPUT gives an empty OUTPUT.\n"
+    "complete, so a failed run leaves no partial output; through a symbolic link, its target is\n"
+    "replaced and the link stays; /dev/stdout and /dev/fd/N are written through the descriptor.\n"
+    "An empty INPUT gives an empty OUTPUT.\n"
     "Inputs of any size: one larger than the memory budget is sorted out of core (its keys'\n"
     "top bits partition it into bins that are sorted in core), scanned in chunks, and a stream\n"
     "past the budget is spilled to a scratch file.\n";
@@ -237,7 +239,7 @@ static const char help_devices[] =
     "devices: list the Vulkan devices: index, type, subgroup size, device-local memory,\n"
     "largest buffer, name and driver; * marks the one chosen by default. With -v, also the\n"
     "configuration gpusort runs with on each: its preset, the sort and scan tiles, the\n"
-    "look-back family's workgroup and sub-tiles.\n";
+    "look-back family's workgroup and sub-tiles. With --json, one object a line for each.\n";
 
 static const char help_common[] =
     "\n"
@@ -256,7 +258,8 @@ static const char help_common[] =
     "                     stderr when stdout carries the data): command, records, bytes,\n"
     "                     device, stages (name: seconds), total_seconds, xxh3, output, ...;\n"
     "                     bench prints one object per size, reduce adds its result, the\n"
-    "                     look-back family its count (kept, split or runs)\n"
+    "                     look-back family its count (kept, split or runs), check\n"
+    "                     sorted (true or false)\n"
     "  -q, --quiet        print errors only\n"
     "  -v, --verbose      print more: tile shape, histogram and per-pass GPU times\n"
     "  -h, --help         print this help and exit\n"

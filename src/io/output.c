@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "util/error.h"
+#include "util/format.h"
 #include "util/clock.h"
 #include "util/parallel.h"
 #include "util/trace.h"
@@ -242,7 +243,7 @@ int gs_output_reserve(gs_output *out, unsigned long long bytes) {
   int e = posix_fallocate(out->fd, 0, (off_t)bytes);
   if (e == ENOSPC || e == EFBIG || e == EDQUOT) {
     char pretty[32];
-    snprintf(pretty, sizeof pretty, "%.1f MiB", (double)bytes / (1 << 20));
+    gs_format_bytes(pretty, sizeof pretty, bytes);
     return gs_fail(GPUSORT_ERROR_IO, "cannot write %s: %s (it needs %s)", out->name, strerror(e), pretty);
   }
   if (e) { /* no allocation ahead on this file system: pwrite() it is */

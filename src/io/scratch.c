@@ -11,6 +11,7 @@
 
 #include "io/output.h"
 #include "util/error.h"
+#include "util/format.h"
 
 void gs_scratch_dir(const char *temp_dir, const char *output, char *dir, size_t size) {
   if (temp_dir && *temp_dir) {
@@ -51,7 +52,7 @@ int gs_scratch_reserve(gs_scratch *s, uint64_t bytes) {
   const int e = posix_fallocate(s->fd, 0, (off_t)bytes);
   if (e) {
     char pretty[32];
-    snprintf(pretty, sizeof pretty, "%.1f MiB", (double)bytes / (1 << 20));
+    gs_format_bytes(pretty, sizeof pretty, bytes);
     if (e == EOPNOTSUPP || e == EINVAL)
       return gs_fail(GPUSORT_ERROR_IO, "cannot allocate %s for %s: the file system cannot allocate ahead (choose "
                                        "another directory for temporary files)", pretty, s->where);

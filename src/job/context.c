@@ -8,6 +8,7 @@
 #include "util/clock.h"
 #include "util/trace.h"
 #include "util/error.h"
+#include "util/format.h"
 #include "util/parallel.h"
 
 void gs_context_init(gs_context *c, int device_index, double timeout_seconds, uint64_t budget) {
@@ -226,19 +227,11 @@ int gs_context_gather(gs_context *c, const gs_gather **gather) {
   return GPUSORT_OK;
 }
 
-/* In MiB to one decimal, or in KiB (or bytes) where that would print the same for two
- * different amounts under 1 MiB. */
-static void format_mib(char *buf, size_t size, uint64_t bytes) {
-  if (bytes >= (1u << 20)) snprintf(buf, size, "%.1f MiB", (double)bytes / (1 << 20));
-  else if (bytes >= 10240) snprintf(buf, size, "%.1f KiB", (double)bytes / 1024);
-  else snprintf(buf, size, "%llu bytes", (unsigned long long)bytes);
-}
-
 int gs_context_check_budget(const gs_context *c, uint64_t bytes, const char *what) {
   if (bytes <= c->budget) return GPUSORT_OK;
   char need[32], have[32];
-  format_mib(need, sizeof need, bytes);
-  format_mib(have, sizeof have, c->budget);
+  gs_format_bytes(need, sizeof need, bytes);
+  gs_format_bytes(have, sizeof have, c->budget);
   return gs_fail(GPUSORT_ERROR_TOO_LARGE, "%s needs %s of device memory, more than the budget of %s", what, need,
                  have);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "util/format.h"
 #include "util/knobs.h"
 
 /* The allowed memory type with all `required` flags that has most `preferred` and fewest
@@ -19,13 +20,6 @@ static int pick_memory_type(const VkPhysicalDeviceMemoryProperties *mp, uint32_t
     if (score > best_score) best = (int)i, best_score = score;
   }
   return best;
-}
-
-static void format_bytes(char *buf, size_t n, VkDeviceSize bytes) {
-  if (bytes >= (1ull << 30))
-    snprintf(buf, n, "%.2f GiB", (double)bytes / (1ull << 30));
-  else
-    snprintf(buf, n, "%.1f MiB", (double)bytes / (1ull << 20));
 }
 
 static const VkBufferUsageFlags DATA_USAGE = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
@@ -115,7 +109,7 @@ int gs_buffer_create(gs_device *dev, gs_buffer *buf, VkDeviceSize size, gs_memor
   if (size < 16) size = 16;
   size = (size + 15) & ~(VkDeviceSize)15; /* kernels move whole 16-byte vectors */
   char pretty[32];
-  format_bytes(pretty, sizeof pretty, size);
+  gs_format_bytes(pretty, sizeof pretty, size);
   if (dev->info.max_allocation && size > dev->info.max_allocation) {
     if (kind == GS_MEM_DEVICE && dev->sparse_binding && size <= dev->info.max_data_buffer) {
       int rc = create_sparse(dev, buf, size, what, pretty);
